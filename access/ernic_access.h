@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device access layer: the only way the provider core reaches an ERNIC.
+ *
+ * A backend gives 32-bit access to the AXI4-Lite register window, DMA
+ * memory the IP can master (queues, doorbells, error buffers) with its bus
+ * address, a way to make a user buffer visible to the IP at one contiguous
+ * bus address (an MR needs one base: PG332 "Memory Registration"), and a
+ * wait for the single ERNIC interrupt line (PG332 ch.3 "Interrupts").
+ *
+ * Backends: the in-process ERNIC model (now); UIO and VFIO (later).
+ */
+#ifndef ERNIC_ACCESS_H
+#define ERNIC_ACCESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ernic_access;
+
+/* A block of DMA-able memory: CPU view and the IP's (bus) view. */
+struct ernic_dma {
+	void *va;
+	uint64_t bus;
+	size_t len;
+};
+
+struct ernic_access_ops {
+	const char *name;
+	uint32_t (*reg_read)(struct ernic_access *acc, uint32_t off);
+	void (*reg_write)(struct ernic_access *acc, uint32_t off, uint32_t val);
+	/* Zeroed, at least `align`-aligned on the bus. Returns 0 or errno. */
+	int (*dma_alloc)(struct ernic_access *acc, size_t len, size_t align,
+			 struct ernic_dma *out);
+	void (*dma_free)(struct ernic_access *acc, struct ernic_dma *dma);
+	/* Make [va, va+len) reachable by the IP at one contiguous bus range. */
+	int (*map_user)(struct ernic_access *acc, void *va, size_t len,
+			uint64_t *bus);
+	void (*unmap_user)(struct ernic_access *acc, uint64_t bus, size_t len);
+	/* Block until the interrupt fires or timeout_ms passes (-1: forever).
+	 * Returns 1 on interrupt, 0 on timeout, -errno on failure. */
+	int (*wait_irq)(struct ernic_access *acc, int timeout_ms);
+	void (*close)(struct ernic_access *acc);
+};
+
+struct ernic_access {
+	const struct ernic_access_ops *ops;
+};
+
+struct ernic_conf;
+
+/* Open the backend the device configuration names. Returns 0 or errno and
+ * writes a one-line reason into err. */
+int ernic_access_open(const struct ernic_conf *conf,
+		      struct ernic_access **out, char *err, size_t errlen);
+
+static inline uint32_t ernic_rd(struct ernic_access *acc, uint32_t off)
+{
+	return acc->ops->reg_read(acc, off);
+}
+
+static inline void ernic_wr(struct ernic_access *acc, uint32_t off,
+			    uint32_t val)
+{
+	acc->ops->reg_write(acc, off, val);
+}
+
+/* Write a 64-bit bus address to an LSB/MSB register pair. */
+static inline void ernic_wr64(struct ernic_access *acc, uint32_t lsb_off,
+			      uint32_t msb_off, uint64_t val)
+{
+	acc->ops->reg_write(acc, lsb_off, (uint32_t)val);
+	acc->ops->reg_write(acc, msb_off, (uint32_t)(val >> 32));
+}
+
+#endif

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-device configuration: written by `ernicctl add` into the sysfs
+ * overlay (<ibdev_path>/device/ernic.conf), read by the provider when it
+ * opens the device. Plain "key=value" lines, '#' comments.
+ */
+#ifndef ERNIC_CONF_H
+#define ERNIC_CONF_H
+
+#include <net/if.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ERNIC_CONF_FILE "ernic.conf"
+#define ERNIC_NAME_MAX 63 /* fits IBV_SYSFS_NAME_MAX (64) with the NUL */
+#define ERNIC_MODALIAS_PREFIX "ernic:"	/* device/modalias is "ernic:<backend>" */
+#define ERNIC_GID_TBL_LEN 16		/* index 0 holds the device address */
+#define ERNIC_PKEY_DEFAULT 0xffff
+#define ERNIC_FW_VER "3.1"		/* the PG332 IP version modelled */
+#define ERNIC_HW_VER 0x31
+#define ERNIC_VENDOR_ID 0x10ee		/* Xilinx */
+#define ERNIC_VENDOR_PART_ID 0x0332	/* PG332 */
+#define ERNIC_DEFAULT_RUNDIR "/run/ernic"
+#define ERNIC_UDP_SPORT_DEFAULT 49152
+
+enum ernic_backend {
+	ERNIC_BACKEND_SW = 1, /* in-process ERNIC model */
+};
+
+struct ernic_conf {
+	char name[ERNIC_NAME_MAX + 1];
+	enum ernic_backend backend;
+	int family;		/* AF_INET or AF_INET6 */
+	uint8_t addr[16];	/* network order; IPv4 uses addr[0..3] */
+	char netdev[IF_NAMESIZE];
+	uint8_t mac[6];
+	uint64_t node_guid;	/* host order */
+	uint16_t udp_sport;	/* XRNICCONF[31:16] */
+	/* PG332 Table 2-6 parameters */
+	uint32_t c_num_qp;
+	uint32_t c_m_axi_addr_width;
+	uint32_t c_max_wr_retry_data_buf_depth;
+	uint32_t c_en_wr_retry_data_buf;
+	uint32_t c_en_initiator_lite;
+	uint32_t c_en_debug_ports;
+};
+
+/* Defaults of a software ERNIC (addresses left empty). */
+void ernic_conf_defaults(struct ernic_conf *c);
+
+/* Set one Table 2-6 parameter by its PG332 name (e.g. "C_NUM_QP") from
+ * text. Returns 0, or EINVAL with a one-line reason in err. */
+int ernic_conf_set_param(struct ernic_conf *c, const char *name,
+			 const char *value, char *err, size_t errlen);
+
+/* Parse / write a configuration file. Returns 0 or an errno value with a
+ * one-line reason in err ("file:line: ..."). */
+int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
+		    size_t errlen);
+int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
+		    size_t errlen);
+
+/* RoCEv2 GID of the configured address (IPv4-mapped for IPv4). */
+void ernic_conf_gid(const struct ernic_conf *c, uint8_t gid[16]);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Behavioural model of the ERNIC IP (PG332 v3.1). This part is the
+ * register file: every Table 2-7 register with its access semantics and
+ * reset value, and the IP's view of memory (bus address -> host memory).
+ * The queue engine and the RoCEv2 wire build on it.
+ */
+#ifndef ERNIC_MODEL_H
+#define ERNIC_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ernic_conf;
+struct ernic_model;
+
+/* Table 2-7 access types */
+enum ernic_reg_access {
+	ERNIC_REG_RW,
+	ERNIC_REG_RO,
+	ERNIC_REG_W1C,
+	/* RO, but writable by software while XRNICADCONF[0] (SW override)
+	 * is set (PG332 XRNICADCONF; ch.6 "QP Deletion", "QP Fatal
+	 * Recovery"). */
+	ERNIC_REG_RO_SWOVR,
+};
+
+enum ernic_reg_scope {
+	ERNIC_SCOPE_GLOBAL,
+	ERNIC_SCOPE_PDT,	/* 0x0 + i * 0x100, i = 0..255 */
+	ERNIC_SCOPE_QP,		/* 0x20200 + (i - 1) * 0x100 */
+};
+
+/* One row of the register table. */
+struct ernic_reg_desc {
+	const char *name;	/* PG332 name without the QP suffix */
+	uint32_t off;		/* absolute (global) or inside its block */
+	enum ernic_reg_scope scope;
+	enum ernic_reg_access access;
+	uint32_t mask;		/* defined bits; others read as 0 */
+	uint32_t reset;
+	uint8_t first_qp;	/* per-QP: 1, or 2 for "does not exist for QP1" */
+};
+
+/* The whole register table, terminated by a row with name == NULL. */
+extern const struct ernic_reg_desc ernic_reg_table[];
+
+/*
+ * Find the register at an absolute offset. Returns NULL for reserved
+ * offsets and for per-QP registers of QPs the device does not have
+ * (index > C_NUM_QP, or QP1 for registers that do not exist for QP1).
+ * *index receives the PD-table slot or QP index (0 for globals).
+ */
+const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
+					      uint32_t *index);
+
+/* Create a model in its reset state for the given device configuration
+ * (Table 2-6 parameters). Returns NULL with errno set on failure. */
+struct ernic_model *ernic_model_create(const struct ernic_conf *conf);
+void ernic_model_destroy(struct ernic_model *m);
+
+/* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
+uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);
+void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val);
+
+/* Hardware-side update of any register (status, counters, pointers),
+ * bypassing the software access rules; bits outside the mask are dropped. */
+void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val);
+
+/*
+ * The IP's address space. The model hands out bus addresses for host
+ * memory (like an IOMMU would) so that every bus address the IP is given
+ * can be checked before it is used: addresses never come from the
+ * network or a register unchecked.
+ */
+int ernic_model_map(struct ernic_model *m, void *va, size_t len, size_t align,
+		    uint64_t *bus);
+void ernic_model_unmap(struct ernic_model *m, uint64_t bus);
+/* Host pointer for [bus, bus + len), or NULL unless one mapping holds it
+ * whole. */
+void *ernic_model_bus_to_va(struct ernic_model *m, uint64_t bus, size_t len);
+
+#endif
