@@ -67,6 +67,12 @@ void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val);
  * bypassing the software access rules; bits outside the mask are dropped. */
 void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val);
 
+/* Wait for the rnic_intr line, the OR of INTSTS & INTEN (PG332 ch.3
+ * "Interrupts"): level, so it returns at once while any enabled status
+ * bit is set. timeout_ms < 0 waits forever. Returns 1 (line high) or 0
+ * (timeout). */
+int ernic_model_wait_irq(struct ernic_model *m, int timeout_ms);
+
 /*
  * The IP's address space. The model hands out bus addresses for host
  * memory (like an IOMMU would) so that every bus address the IP is given

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device access layer entry point: picks the backend the device
+ * configuration names.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "access_model.h"
+#include "ernic_access.h"
+#include "ernic_conf.h"
+
+int ernic_access_open(const struct ernic_conf *conf,
+		      struct ernic_access **out, char *err, size_t errlen)
+{
+	/* No error buffer: snprintf(NULL, 0, ...) writes nothing. */
+	if (!err)
+		errlen = 0;
+	if (!conf || !out) {
+		snprintf(err, errlen, "invalid argument");
+		return EINVAL;
+	}
+	*out = NULL;
+	switch (conf->backend) {
+	case ERNIC_BACKEND_SW:
+		return ernic_access_model_open(conf, out, err, errlen);
+	}
+	snprintf(err, errlen, "backend %d not supported", (int)conf->backend);
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals of the ERNIC model shared by its source files. Not part of
+ * the model's contract (ernic_model.h).
+ */
+#ifndef ERNIC_MODEL_PRIV_H
+#define ERNIC_MODEL_PRIV_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ernic_hw.h"
+#include "ernic_model.h"
+
+/* One live bus mapping: [bus, bus + len) -> [va, va + len). */
+struct ernic_bus_map {
+	uint64_t bus;
+	uint64_t len;
+	uint8_t *va;
+};
+
+struct ernic_model {
+	/*
+	 * The register file as the AXI4-Lite slave sees it, one word per
+	 * 4-byte offset. Plain data with no pointers, so that a separate
+	 * "virtual FPGA" process can later place it in shared memory.
+	 * Reserved words stay 0. Written under `lock`, read with atomic
+	 * loads so that polling readers never take the lock.
+	 */
+	uint32_t regs[ERNIC_REG_SPACE_SIZE / 4];
+
+	/* PG332 Table 2-6 parameters of this instance */
+	uint32_t c_num_qp;
+	uint32_t c_m_axi_addr_width;
+	uint32_t c_max_wr_retry_data_buf_depth;
+	uint32_t c_en_wr_retry_data_buf;
+	uint32_t c_en_initiator_lite;
+	uint32_t c_en_debug_ports;
+
+	pthread_mutex_t lock;		/* register writes */
+	pthread_cond_t irq_cond;	/* INTSTS & INTEN may have risen */
+
+	/* Bus address space (model_mem.c) */
+	pthread_rwlock_t map_lock;
+	struct ernic_bus_map *maps;	/* sorted by bus, non-overlapping */
+	size_t nmaps;
+	size_t maps_cap;
+	uint64_t next_bus;		/* allocator cursor, only grows */
+};
+
+/* model_mem.c: set up / tear down the bus address space. */
+int ernic_model_mem_init(struct ernic_model *m);
+void ernic_model_mem_fini(struct ernic_model *m);
+
+#endif

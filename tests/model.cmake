@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# Model and access-layer unit tests; include()d from tests/CMakeLists.txt.
+if(NOT TARGET PkgConfig::CMOCKA)
+  pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+endif()
+
+add_executable(test_model_regs ${CMAKE_CURRENT_LIST_DIR}/test_model_regs.c)
+target_link_libraries(test_model_regs PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME model_regs COMMAND test_model_regs)
+
+add_executable(test_access_model ${CMAKE_CURRENT_LIST_DIR}/test_access_model.c)
+target_link_libraries(test_access_model PRIVATE ernic_access
+                      PkgConfig::CMOCKA)
+add_test(NAME access_model COMMAND test_access_model)
