@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The RC QP state machine and what each transition writes, following
+ * PG332 ch.6 "RC QP Creation" (queues at INIT, connection at RTR/RTS)
+ * and "QP Deletion" (->RESET). Every attribute is checked before the
+ * first register write, so a refused call changes nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ernic.h"
+#include "ernic_net.h"
+
+/* IBTA opcode RC SEND_ONLY: "previous message complete" for LSTRQREQ. */
+#define ERNIC_IB_OPC_RC_SEND_ONLY 0x04
+#define ERNIC_DEFAULT_TTL 64
+#define ERNIC_NEIGH_TIMEOUT_MS 1000
+
+#define Q(x) IBV_QP_##x
+struct qp_trans {
+	bool ok;
+	int req;
+	int opt;
+};
+
+/* Required and optional attributes per transition (IBTA 11.2.5.2), less
+ * what ERNIC lacks: alternate paths, SQD, UD/UC attributes. */
+static const struct qp_trans qp_trans[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+		[IBV_QPS_INIT] = { .ok = true,
+				   .req = Q(PKEY_INDEX) | Q(PORT) | Q(ACCESS_FLAGS) },
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+		[IBV_QPS_INIT] = { .ok = true,
+				   .opt = Q(PKEY_INDEX) | Q(PORT) | Q(ACCESS_FLAGS) },
+		[IBV_QPS_RTR] = { .ok = true,
+				  .req = Q(AV) | Q(PATH_MTU) | Q(DEST_QPN) |
+					 Q(RQ_PSN) | Q(MAX_DEST_RD_ATOMIC) |
+					 Q(MIN_RNR_TIMER),
+				  .opt = Q(ACCESS_FLAGS) | Q(PKEY_INDEX) },
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+		[IBV_QPS_RTS] = { .ok = true,
+				  .req = Q(TIMEOUT) | Q(RETRY_CNT) | Q(RNR_RETRY) |
+					 Q(SQ_PSN) | Q(MAX_QP_RD_ATOMIC),
+				  .opt = Q(ACCESS_FLAGS) | Q(MIN_RNR_TIMER) },
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+		[IBV_QPS_RTS] = { .ok = true,
+				  .opt = Q(ACCESS_FLAGS) | Q(MIN_RNR_TIMER) },
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = { .ok = true },
+		[IBV_QPS_ERR] = { .ok = true },
+	},
+};
+#undef Q
+
+/* Everything modify_qp needs, computed before touching a register. */
+struct rtr_plan {
+	struct ernic_ip dst;
+	uint8_t mac[6];
+};
+
+static int check_av(struct ernic_dev *dev, const struct ibv_ah_attr *ah,
+		    struct rtr_plan *plan)
+{
+	static const uint8_t zero[16];
+
+	/* RoCEv2 needs the GRH: it carries the peer's IP address. */
+	if (!ah->is_global || ah->port_num != 1 ||
+	    ah->grh.sgid_index != 0 ||
+	    !memcmp(ah->grh.dgid.raw, zero, sizeof(zero)))
+		return EINVAL;
+	ernic_gid_to_ip(ah->grh.dgid.raw, &plan->dst);
+	/* One local address per ERNIC: its family is the QP's. */
+	if (plan->dst.family != dev->conf.family)
+		return EINVAL;
+	return 0;
+}
+
+static int check_attrs(struct ernic_dev *dev, const struct ibv_qp_attr *a,
+		       int mask, struct rtr_plan *plan)
+{
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
+				    IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ)))
+		return EINVAL;
+	/* A packet bigger than the link carries would never arrive. */
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > ernic_active_mtu(dev)))
+		return EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ERNIC_DESTQPCONF_QPN)
+		return EINVAL;
+	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ERNIC_PSN_MASK)
+		return EINVAL;
+	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ERNIC_PSN_MASK)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > ERNIC_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > ERNIC_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_MIN_RNR_TIMER) &&
+	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
+			      a->min_rnr_timer))
+		return EINVAL;
+	/* IBTA timeouts are 5 bits even though TIMEOUTCONF[5:0] has 6. */
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) &&
+	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RETRY_CNT, a->retry_cnt))
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) &&
+	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RNR_RETRY_CNT, a->rnr_retry))
+		return EINVAL;
+	if (mask & IBV_QP_AV)
+		return check_av(dev, &a->ah_attr, plan);
+	return 0;
+}
+
+/* RC QP Creation steps 1-2 plus the QP's PD (step h): done on entering
+ * INIT, since ->RESET cleared them (QP Deletion step 4). */
+static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	struct ernic_access *acc = dev->acc;
+	const uint32_t i = qp->idx;
+
+	/* Fresh rings: nothing produced, nothing completed. */
+	memset(qp->sq.va, 0, qp->sq.len);
+	memset(qp->cq.va, 0, qp->cq.len);
+	*ernic_cq_db_va(dev, i) = 0;
+	*ernic_rq_db_va(dev, i) = 0;
+
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_RQBA), ERNIC_QP(i, ERNIC_RQBAMSB),
+		   qp->rq.bus);
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_SQBA), ERNIC_QP(i, ERNIC_SQBAMSB),
+		   qp->sq.bus);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QDEPTH),
+		 ERNIC_FIELD_PREP(ERNIC_QDEPTH_SQ, qp->sq_depth) |
+			 ERNIC_FIELD_PREP(ERNIC_QDEPTH_RQ, qp->rq_depth));
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_CQBA), ERNIC_QP(i, ERNIC_CQBAMSB),
+		   qp->cq.bus);
+	qp->qpconf = ERNIC_QPCONF_HW_HANDSHAKE_DIS | ERNIC_QPCONF_CQE_WRITE_EN |
+		     ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE,
+				      ERNIC_RQ_ELEM_SIZE / ERNIC_RQ_BUF_UNIT);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qp->qpconf);
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_CQDBADD), ERNIC_QP(i, ERNIC_CQDBADDMSB),
+		   ernic_cq_db_bus(dev, i));
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
+		   ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB), ernic_rq_db_bus(dev, i));
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_PD),
+		 ERNIC_FIELD_PREP(ERNIC_PD_PDNUM, to_epd(qp->vqp.qp.pd)->pdn));
+}
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+
+static uint32_t timeoutconf(const struct ibv_qp_attr *a)
+{
+	return ERNIC_FIELD_PREP(ERNIC_TIMEOUTCONF_TIMEOUT, a->timeout) |
+	       ERNIC_FIELD_PREP(ERNIC_TIMEOUTCONF_RETRY_CNT, a->retry_cnt) |
+	       ERNIC_FIELD_PREP(ERNIC_TIMEOUTCONF_RNR_RETRY_CNT, a->rnr_retry) |
+	       ERNIC_FIELD_PREP(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
+				a->min_rnr_timer);
+}
+
+/* RC QP Creation step 3 a-h, then QP enable. */
+static void program_rtr(struct ernic_dev *dev, struct ernic_qp *qp,
+			const struct ibv_qp_attr *a, const struct rtr_plan *p)
+{
+	struct ernic_access *acc = dev->acc;
+	const uint32_t i = qp->idx;
+	const struct ibv_global_route *grh = &a->ah_attr.grh;
+	bool v6 = p->dst.family == AF_INET6;
+
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDLSB), be32_at(&p->mac[2]));
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDMSB),
+		 ERNIC_FIELD_PREP(ERNIC_MACDESADDMSB_MAC,
+				  p->mac[0] << 8 | p->mac[1]));
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_DESTQPCONF),
+		 ERNIC_FIELD_PREP(ERNIC_DESTQPCONF_QPN, a->dest_qp_num));
+	/* IPDESADDR1 is address bits [31:0]: an IPv4 address, or the last
+	 * four bytes of an IPv6 one. */
+	for (int w = 0; w < 4; w++) {
+		uint32_t v = 0;
+
+		if (v6)
+			v = be32_at(&p->dst.addr[12 - 4 * w]);
+		else if (w == 0)
+			v = be32_at(p->dst.addr);
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_IPDESADDR1) + 4 * w, v);
+	}
+	qp->qpconf &= ~(ERNIC_QPCONF_IPV6 | ERNIC_QPCONF_PMTU);
+	qp->qpconf |= (v6 ? ERNIC_QPCONF_IPV6 : 0) |
+		      ERNIC_FIELD_PREP(ERNIC_QPCONF_PMTU,
+				       a->path_mtu - IBV_MTU_256);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qp->qpconf);
+	/* The last request "received" is the one before the first PSN. */
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_LSTRQREQ),
+		 ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_PSN,
+				  (a->rq_psn - 1) & ERNIC_PSN_MASK) |
+			 ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_OPCODE,
+					  ERNIC_IB_OPC_RC_SEND_ONLY));
+	/* QPADVCONF: DSCP from the traffic class, TTL from the hop limit. */
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPADVCONF),
+		 ERNIC_FIELD_PREP(ERNIC_QPADVCONF_TRAFFIC_CLASS,
+				  grh->traffic_class >> 2) |
+			 ERNIC_FIELD_PREP(ERNIC_QPADVCONF_TTL,
+					  grh->hop_limit ? grh->hop_limit :
+							   ERNIC_DEFAULT_TTL) |
+			 ERNIC_FIELD_PREP(ERNIC_QPADVCONF_PKEY,
+					  ERNIC_PKEY_DEFAULT));
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_TIMEOUTCONF), timeoutconf(a));
+	qp->qpconf |= ERNIC_QPCONF_QP_EN;
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qp->qpconf);
+}
+
+/* Merge the attributes named in mask into the shadow copy. */
+static void shadow_update(struct ibv_qp_attr *s, const struct ibv_qp_attr *a,
+			  int mask)
+{
+	if (mask & IBV_QP_STATE)
+		s->qp_state = a->qp_state;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		s->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PKEY_INDEX)
+		s->pkey_index = a->pkey_index;
+	if (mask & IBV_QP_PORT)
+		s->port_num = a->port_num;
+	if (mask & IBV_QP_AV)
+		s->ah_attr = a->ah_attr;
+	if (mask & IBV_QP_PATH_MTU)
+		s->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_TIMEOUT)
+		s->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		s->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		s->rnr_retry = a->rnr_retry;
+	if (mask & IBV_QP_RQ_PSN)
+		s->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		s->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		s->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_SQ_PSN)
+		s->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_DEST_QPN)
+		s->dest_qp_num = a->dest_qp_num;
+}
+
+static int resolve_peer(struct ernic_dev *dev, struct rtr_plan *plan)
+{
+	struct ernic_ip src = { .family = dev->conf.family };
+	char err[256];
+	int ret;
+
+	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));
+	ret = ernic_net_resolve_mac(&src, &plan->dst, plan->mac,
+				    ERNIC_NEIGH_TIMEOUT_MS, err, sizeof(err));
+	if (ret)
+		ernic_log("%s: modify_qp: %s", dev->vdev.device.name, err);
+	return ret;
+}
+
+int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	const int known = IBV_QP_STATE | IBV_QP_CUR_STATE |
+			  IBV_QP_ACCESS_FLAGS | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			  IBV_QP_DEST_QPN;
+	struct rtr_plan plan = {};
+	struct ibv_qp_attr m;
+	enum ibv_qp_state cur, next;
+	const struct qp_trans *t;
+	int attrs, ret;
+
+	if (mask & ~known)
+		return EINVAL;
+
+	pthread_mutex_lock(&dev->lock);
+	cur = qp->attr.qp_state;
+	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
+	ret = EINVAL;
+	if ((unsigned int)next > IBV_QPS_ERR)
+		goto out;
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		goto out;
+	t = &qp_trans[cur][next];
+	attrs = mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
+	if (!t->ok || (attrs & t->req) != t->req ||
+	    (attrs & ~(t->req | t->opt)))
+		goto out;
+	ret = check_attrs(dev, attr, attrs, &plan);
+	if (!ret && (attrs & IBV_QP_AV))
+		ret = resolve_peer(dev, &plan);
+	if (ret)
+		goto out;
+
+	/* Validated: from here on the call succeeds. m is the QP's attribute
+	 * set as it will be after this call. */
+	m = qp->attr;
+	shadow_update(&m, attr, mask);
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT) {
+		program_queues(dev, qp);
+	} else if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR) {
+		program_rtr(dev, qp, &m, &plan);
+	} else if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS) {
+		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPSN),
+			 ERNIC_FIELD_PREP(ERNIC_SQPSN_PSN, m.sq_psn));
+		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_TIMEOUTCONF),
+			 timeoutconf(&m));
+	} else if (cur == IBV_QPS_RTS && next == IBV_QPS_RTS &&
+		   (attrs & IBV_QP_MIN_RNR_TIMER)) {
+		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_TIMEOUTCONF),
+			 timeoutconf(&m));
+	} else if (next == IBV_QPS_ERR && cur != IBV_QPS_RESET &&
+		   cur != IBV_QPS_ERR) {
+		/* The IP has no error state: disabling the QP stops it
+		 * accepting packets; the provider flushes what is queued. */
+		qp->qpconf &= ~ERNIC_QPCONF_QP_EN;
+		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_QPCONF), qp->qpconf);
+	} else if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
+		ernic_qp_hw_reset(dev, qp->idx);
+		memset(&m, 0, sizeof(m));
+	}
+	qp->attr = m;
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return ret;
+}

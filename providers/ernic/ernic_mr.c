@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection domains and PG332 ch.6 "Memory Registration": one PD-table
+ * slot per MR.
+ *
+ * Keys: BUFRKEY is 8 bits wide, so an MR's key carries the slot in bits
+ * [7:0] and an 8-bit generation in [15:8]; the generation is what the
+ * slot's BUFRKEY holds. Generation 0 is never issued, so a cleared slot
+ * matches no key, and slots are taken round-robin: an old key becomes
+ * valid again only after 256 * 255 registrations.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ernic.h"
+
+#define ERNIC_KEY_SLOT ERNIC_GENMASK(7, 0)
+#define ERNIC_KEY_GEN ERNIC_GENMASK(15, 8)
+
+/* What PG332 can express: remote read and/or write. Local access needs
+ * no table entry (the provider translates lkeys itself). */
+#define ERNIC_ACCESS_SUPPORTED \
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_HUGETLB)
+#define ERNIC_ACCESS_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+struct ibv_pd *ernic_alloc_pd(struct ibv_context *context)
+{
+	struct ernic_dev *dev = ctx_dev(context);
+	struct ernic_pd *pd;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&dev->lock);
+	/* PD numbers are 24 bits (PDPDNUM); wrap, skipping ERNIC_PD_NONE. */
+	pd->pdn = dev->pd_next;
+	dev->pd_next = (dev->pd_next % ERNIC_PDPDNUM_PD) + 1;
+	pthread_mutex_unlock(&dev->lock);
+	pd->ibv_pd.context = context;
+	pd->ibv_pd.handle = pd->pdn;
+	return &pd->ibv_pd;
+}
+
+int ernic_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct ernic_pd *pd = to_epd(ibpd);
+	struct ernic_dev *dev = ctx_dev(ibpd->context);
+	int busy;
+
+	pthread_mutex_lock(&dev->lock);
+	busy = pd->refcnt;
+	pthread_mutex_unlock(&dev->lock);
+	if (busy)
+		return EBUSY;
+	free(pd);
+	return 0;
+}
+
+static int access_to_hw(int access, uint32_t *type)
+{
+	if (access & ~ERNIC_ACCESS_SUPPORTED)
+		return EINVAL;
+	/* Verbs: remote write requires local write. */
+	if ((access & IBV_ACCESS_REMOTE_WRITE) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	switch (access & ERNIC_ACCESS_REMOTE) {
+	case IBV_ACCESS_REMOTE_WRITE:
+		*type = ERNIC_ACCESS_WRITE_ONLY;
+		break;
+	case ERNIC_ACCESS_REMOTE:
+		*type = ERNIC_ACCESS_READ_WRITE;
+		break;
+	default:
+		*type = ERNIC_ACCESS_READ_ONLY;
+		break;
+	}
+	return 0;
+}
+
+static int slot_get(struct ernic_dev *dev, uint32_t *slot)
+{
+	for (uint32_t n = 0; n < ERNIC_PDT_ENTRIES; n++) {
+		uint32_t s = (dev->pdt_cursor + n) % ERNIC_PDT_ENTRIES;
+
+		if (!dev->pdt_used[s]) {
+			dev->pdt_used[s] = true;
+			dev->pdt_cursor = (s + 1) % ERNIC_PDT_ENTRIES;
+			*slot = s;
+			return 0;
+		}
+	}
+	return ENOMEM;
+}
+
+/* Clear a slot so that no key reaches it: BUFRKEY first. */
+static void slot_clear(struct ernic_dev *dev, uint32_t s)
+{
+	struct ernic_access *acc = dev->acc;
+
+	ernic_wr(acc, ERNIC_PDT(s, ERNIC_BUFRKEY), 0);
+	ernic_wr(acc, ERNIC_PDT(s, ERNIC_ACCESSDESC), 0);
+	ernic_wr(acc, ERNIC_PDT(s, ERNIC_WRRDBUFLEN), 0);
+	ernic_wr64(acc, ERNIC_PDT(s, ERNIC_BUFBASEADDRLSB),
+		   ERNIC_PDT(s, ERNIC_BUFBASEADDRMSB), 0);
+	ernic_wr64(acc, ERNIC_PDT(s, ERNIC_VIRTADDRLSB),
+		   ERNIC_PDT(s, ERNIC_VIRTADDRMSB), 0);
+	ernic_wr(acc, ERNIC_PDT(s, ERNIC_PDPDNUM), 0);
+}
+
+struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct ernic_dev *dev = ctx_dev(ibpd->context);
+	struct ernic_pd *pd = to_epd(ibpd);
+	struct ernic_access *acc = dev->acc;
+	struct ernic_mr *mr;
+	uint32_t type, slot, gen, key;
+	int ret;
+
+	ret = access_to_hw(access, &type);
+	if (!ret && (!addr || !length || (uint64_t)length >> 48 ||
+		     hca_va + length < hca_va))
+		ret = EINVAL;
+	/* Without C_EN_INITIATOR_LITE the IP drops incoming READ/WRITE. */
+	if (!ret && (access & ERNIC_ACCESS_REMOTE) &&
+	    !dev->conf.c_en_initiator_lite)
+		ret = EINVAL;
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	pthread_mutex_lock(&dev->lock);
+	ret = slot_get(dev, &slot);
+	if (ret)
+		goto err_unlock;
+	ret = acc->ops->map_user(acc, addr, length, &mr->bus);
+	if (ret) {
+		dev->pdt_used[slot] = false;
+		goto err_unlock;
+	}
+	gen = dev->pdt_gen[slot] % 255 + 1;	/* 1..255, never 0 */
+	dev->pdt_gen[slot] = (uint8_t)gen;
+	key = ERNIC_FIELD_PREP(ERNIC_KEY_SLOT, slot) |
+	      ERNIC_FIELD_PREP(ERNIC_KEY_GEN, gen);
+
+	/* PG332 "Memory Registration" steps 2-6; the key goes in last so the
+	 * entry is complete before any incoming request can match it. A
+	 * local-only MR keeps BUFRKEY 0, which no remote key matches. */
+	ernic_wr(acc, ERNIC_PDT(slot, ERNIC_PDPDNUM),
+		 ERNIC_FIELD_PREP(ERNIC_PDPDNUM_PD, pd->pdn));
+	ernic_wr64(acc, ERNIC_PDT(slot, ERNIC_VIRTADDRLSB),
+		   ERNIC_PDT(slot, ERNIC_VIRTADDRMSB), hca_va);
+	ernic_wr64(acc, ERNIC_PDT(slot, ERNIC_BUFBASEADDRLSB),
+		   ERNIC_PDT(slot, ERNIC_BUFBASEADDRMSB), mr->bus);
+	ernic_wr(acc, ERNIC_PDT(slot, ERNIC_WRRDBUFLEN), (uint32_t)length);
+	ernic_wr(acc, ERNIC_PDT(slot, ERNIC_ACCESSDESC),
+		 ERNIC_FIELD_PREP(ERNIC_ACCESSDESC_ACCESS, type) |
+			 ERNIC_FIELD_PREP(ERNIC_ACCESSDESC_LEN_MSB,
+					  (uint64_t)length >> 32));
+	ernic_wr(acc, ERNIC_PDT(slot, ERNIC_BUFRKEY),
+		 (access & ERNIC_ACCESS_REMOTE) ?
+			 ERNIC_FIELD_PREP(ERNIC_BUFRKEY_KEY, gen) : 0);
+	pd->refcnt++;
+	pthread_mutex_unlock(&dev->lock);
+
+	mr->slot = slot;
+	mr->vmr.mr_type = IBV_MR_TYPE_MR;
+	mr->vmr.access = access;
+	mr->vmr.ibv_mr.context = ibpd->context;
+	mr->vmr.ibv_mr.pd = ibpd;
+	mr->vmr.ibv_mr.addr = addr;
+	mr->vmr.ibv_mr.length = length;
+	mr->vmr.ibv_mr.handle = slot;
+	mr->vmr.ibv_mr.lkey = key;
+	mr->vmr.ibv_mr.rkey = key;
+	return &mr->vmr.ibv_mr;
+
+err_unlock:
+	pthread_mutex_unlock(&dev->lock);
+	free(mr);
+	errno = ret;
+	return NULL;
+}
+
+int ernic_dereg_mr(struct verbs_mr *vmr)
+{
+	struct ernic_mr *mr = to_emr(vmr);
+	struct ernic_dev *dev = ctx_dev(vmr->ibv_mr.context);
+
+	pthread_mutex_lock(&dev->lock);
+	slot_clear(dev, mr->slot);
+	dev->acc->ops->unmap_user(dev->acc, mr->bus, vmr->ibv_mr.length);
+	dev->pdt_used[mr->slot] = false;
+	to_epd(vmr->ibv_mr.pd)->refcnt--;
+	pthread_mutex_unlock(&dev->lock);
+	free(mr);
+	return 0;
+}
+

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RC queue pairs: creation (queue memory for PG332 "RC QP Creation"),
+ * PG332 "QP Deletion", and query. The QPN is the ERNIC QP index (>= 2;
+ * QP1 belongs to connection management).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ernic.h"
+
+#define ERNIC_DRAIN_TIMEOUT_MS 200
+
+static void dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
+{
+	if (dma->va)
+		dev->acc->ops->dma_free(dev->acc, dma);
+	memset(dma, 0, sizeof(*dma));
+}
+
+static int check_cap(struct ibv_qp_cap *cap)
+{
+	if (cap->max_send_wr > ERNIC_MAX_QP_WR ||
+	    cap->max_recv_wr > ERNIC_MAX_QP_WR ||
+	    cap->max_send_sge > ERNIC_MAX_SGE ||
+	    cap->max_recv_sge > ERNIC_MAX_SGE ||
+	    cap->max_inline_data > ERNIC_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+static int check_init_attr(struct ibv_context *context,
+			   struct ibv_qp_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD;
+
+	if (attr->comp_mask & ~known)
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+	    attr->pd->context != context)
+		return EINVAL;
+	if (attr->qp_type != IBV_QPT_RC)
+		return EOPNOTSUPP;
+	if (attr->srq)
+		return EOPNOTSUPP;
+	if (!attr->send_cq || !attr->recv_cq ||
+	    attr->send_cq->context != context ||
+	    attr->recv_cq->context != context)
+		return EINVAL;
+	return check_cap(&attr->cap);
+}
+
+static int idx_get(struct ernic_dev *dev, uint32_t *idx)
+{
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= dev->conf.c_num_qp; i++) {
+		if (!dev->qp_used[i]) {
+			dev->qp_used[i] = 1;
+			*idx = i;
+			return 0;
+		}
+	}
+	return ENOMEM;
+}
+
+static int alloc_rings(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	struct ernic_access *acc = dev->acc;
+	int ret;
+
+	ret = acc->ops->dma_alloc(acc, (size_t)qp->sq_depth * ERNIC_WQE_SIZE,
+				  ERNIC_SQ_ALIGN, &qp->sq);
+	if (!ret)
+		ret = acc->ops->dma_alloc(acc,
+					  (size_t)qp->sq_depth * ERNIC_CQE_SIZE,
+					  ERNIC_CQ_ALIGN, &qp->cq);
+	if (!ret)
+		ret = acc->ops->dma_alloc(acc,
+					  (size_t)qp->rq_depth *
+						  ERNIC_RQ_ELEM_SIZE,
+					  ERNIC_RQ_ALIGN, &qp->rq);
+	return ret;
+}
+
+struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct ernic_dev *dev = ctx_dev(context);
+	struct ernic_qp *qp;
+	int ret;
+
+	ret = check_init_attr(context, attr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Rings hold depth - 1 entries: producer == consumer means empty. */
+	qp->sq_depth = attr->cap.max_send_wr + 1;
+	qp->rq_depth = attr->cap.max_recv_wr + 1;
+	qp->cap.max_send_wr = attr->cap.max_send_wr;
+	qp->cap.max_recv_wr = attr->cap.max_recv_wr;
+	qp->cap.max_send_sge = ERNIC_MAX_SGE;
+	qp->cap.max_recv_sge = ERNIC_MAX_SGE;
+	qp->cap.max_inline_data = ERNIC_MAX_INLINE;
+	qp->sq_sig_all = attr->sq_sig_all;
+
+	pthread_mutex_lock(&dev->lock);
+	ret = idx_get(dev, &qp->idx);
+	if (!ret) {
+		ret = alloc_rings(dev, qp);
+		if (ret) {
+			dev->qp_used[qp->idx] = 0;
+		} else {
+			to_epd(attr->pd)->refcnt++;
+			to_ecq(attr->send_cq)->nqp++;
+			to_ecq(attr->recv_cq)->nqp++;
+		}
+	}
+	if (ret) {
+		dma_put(dev, &qp->rq);
+		dma_put(dev, &qp->cq);
+		dma_put(dev, &qp->sq);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+
+	/* Reported capacities are what the rings really hold. */
+	attr->cap = qp->cap;
+
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+
+	ibqp->context = context;
+	ibqp->qp_context = attr->qp_context;
+	ibqp->pd = attr->pd;
+	ibqp->send_cq = attr->send_cq;
+	ibqp->recv_cq = attr->recv_cq;
+	ibqp->srq = NULL;
+	ibqp->handle = qp->idx;
+	ibqp->qp_num = qp->idx;
+	ibqp->state = IBV_QPS_RESET;
+	ibqp->qp_type = IBV_QPT_RC;
+	ibqp->events_completed = 0;
+	pthread_mutex_init(&ibqp->mutex, NULL);
+	pthread_cond_init(&ibqp->cond, NULL);
+	qp->attr.qp_state = IBV_QPS_RESET;
+	return ibqp;
+}
+
+struct ibv_qp *ernic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	struct ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, attr, sizeof(*attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+	qp = ernic_create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000,
+			       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * QP Deletion steps 1-2: wait, bounded, for the SQ and the outstanding
+ * queue to drain and every WQE to complete. A QP that cannot drain (peer
+ * gone, QP in error) is reset anyway.
+ */
+static void wait_drained(struct ernic_access *acc, uint32_t i)
+{
+	const uint32_t empty = ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY;
+
+	for (int t = 0; t < ERNIC_DRAIN_TIMEOUT_MS; t++) {
+		uint32_t st = ernic_rd(acc, ERNIC_QP(i, ERNIC_STATQP));
+		uint32_t pi = ernic_rd(acc, ERNIC_QP(i, ERNIC_SQPI));
+		uint32_t ch = ernic_rd(acc, ERNIC_QP(i, ERNIC_CQHEAD));
+
+		if ((st & empty) == empty && pi == ch)
+			return;
+		sleep_ms(1);
+	}
+}
+
+void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
+{
+	struct ernic_access *acc = dev->acc;
+	uint32_t adconf = ernic_rd(acc, ERNIC_XRNICADCONF);
+	uint32_t qpconf;
+
+	wait_drained(acc, i);
+	/* Step 3: software override for this QP, then disable it. */
+	adconf &= ~ERNIC_XRNICADCONF_SW_OVERRIDE_QP;
+	ernic_wr(acc, ERNIC_XRNICADCONF,
+		 adconf | ERNIC_XRNICADCONF_SW_OVERRIDE |
+			 ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, i));
+	qpconf = ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF));
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qpconf & ~ERNIC_QPCONF_QP_EN);
+
+	/* Step 4: zero the QP pointers (the last six do not exist for QP1),
+	 * then leave the QP disabled and in recovery mode. */
+	ernic_wr64(acc, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
+		   ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB), 0);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_SQPI), 0);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_CQHEAD), 0);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_RQCI), 0);
+	if (i >= ERNIC_FIRST_RC_QP) {
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_STATRQPIDB), 0);
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_STATCURSQPTR), 0);
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_SQPSN), 0);
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_LSTRQREQ), 0);
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_STATMSN), 0);
+	}
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), ERNIC_QPCONF_QP_UNDER_RECOVERY);
+	/* The doorbell values the IP wrote live in our pool: clear them too. */
+	*ernic_cq_db_va(dev, i) = 0;
+	*ernic_rq_db_va(dev, i) = 0;
+
+	/* Step 5: override off. */
+	ernic_wr(acc, ERNIC_XRNICADCONF, adconf);
+}
+
+int ernic_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+
+	pthread_mutex_lock(&dev->lock);
+	if (qp->attr.qp_state != IBV_QPS_RESET)
+		ernic_qp_hw_reset(dev, qp->idx);
+	/* Step 6: free the queues. */
+	dma_put(dev, &qp->rq);
+	dma_put(dev, &qp->cq);
+	dma_put(dev, &qp->sq);
+	dev->qp_used[qp->idx] = 0;
+	to_epd(ibqp->pd)->refcnt--;
+	to_ecq(ibqp->send_cq)->nqp--;
+	to_ecq(ibqp->recv_cq)->nqp--;
+	pthread_mutex_unlock(&dev->lock);
+
+	pthread_cond_destroy(&ibqp->cond);
+	pthread_mutex_destroy(&ibqp->mutex);
+	free(qp);
+	return 0;
+}
+
+int ernic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+		   struct ibv_qp_init_attr *init_attr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	uint32_t statqp = 0;
+
+	pthread_mutex_lock(&dev->lock);
+	*attr = qp->attr;
+	if (qp->attr.qp_state != IBV_QPS_RESET)
+		statqp = ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP));
+	pthread_mutex_unlock(&dev->lock);
+
+	/* The IP may have moved the QP to FATAL on its own (Table 2-3). */
+	if (statqp & ERNIC_STATQP_FATAL)
+		attr->qp_state = IBV_QPS_ERR;
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+
+	memset(init_attr, 0, sizeof(*init_attr));
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = IBV_QPT_RC;
+	init_attr->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
