@@ -219,6 +219,25 @@ static void check_deleted(struct ibv_context *ctx, uint32_t i)
 				  ERNIC_XRNICADCONF_SW_OVERRIDE_QP), 0);
 }
 
+/* Stand in for traffic: move the pointers the deletion must clear,
+ * using the software override as PG332 allows for these registers. */
+static void dirty_pointers(struct ibv_context *ctx, uint32_t i)
+{
+	uint32_t ad = tu_rd(ctx, ERNIC_XRNICADCONF);
+
+	assert_int_equal(ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_SQPI), 5), 0);
+	assert_int_equal(ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_RQCI), 3), 0);
+	ernicdv_reg_write(ctx, ERNIC_XRNICADCONF,
+			  ad | ERNIC_XRNICADCONF_SW_OVERRIDE);
+	ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_CQHEAD), 5);
+	ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_STATRQPIDB), 3);
+	ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_STATCURSQPTR), 5);
+	ernicdv_reg_write(ctx, ERNIC_QP(i, ERNIC_STATMSN), 9);
+	ernicdv_reg_write(ctx, ERNIC_XRNICADCONF, ad);
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_CQHEAD)), 5);
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_STATMSN)), 9);
+}
+
 static void test_err_reset_destroy(void **state)
 {
 	struct fix *f = *state;
@@ -227,6 +246,7 @@ static void test_err_reset_destroy(void **state)
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
 	to_rts(qp, "127.0.0.3");
+	dirty_pointers(f->ctx, i);
 	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_QPCONF)) &
 				 ERNIC_QPCONF_QP_EN, 0);
@@ -237,6 +257,7 @@ static void test_err_reset_destroy(void **state)
 	to_rts(qp, "127.0.0.3");
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_QPCONF)) &
 				 ERNIC_QPCONF_QP_EN, 1);
+	dirty_pointers(f->ctx, i);
 	assert_int_equal(ibv_destroy_qp(qp), 0);
 	check_deleted(f->ctx, i);
 }

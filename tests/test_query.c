@@ -53,16 +53,25 @@ static void test_gid(void **state)
 {
 	struct ibv_context *ctx = tu_open(DEV4);
 	union ibv_gid gid;
-	enum ibv_gid_type type;
+	struct ibv_gid_entry e;
 	uint8_t want[16] = { [10] = 0xff, [11] = 0xff, 127, 0, 0, 2 };
 	__be16 pkey;
 
 	assert_int_equal(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	assert_memory_equal(gid.raw, want, 16);
-	assert_int_equal(ibv_query_gid_type(ctx, 1, 0, &type), 0);
-	assert_int_equal(type, IBV_GID_TYPE_ROCE_V2);
-	/* Every index below gid_tbl_len has a type, even unused ones. */
-	assert_int_equal(ibv_query_gid_type(ctx, 1, 15, &type), 0);
+	assert_int_equal(ibv_query_gid_ex(ctx, 1, 0, &e, 0), 0);
+	assert_int_equal(e.gid_type, IBV_GID_TYPE_ROCE_V2);
+	assert_memory_equal(e.gid.raw, want, 16);
+	assert_int_equal(e.ndev_ifindex, 1); /* lo */
+	/* Unused indices hold no GID (ENODATA), not an error of the table:
+	 * the table walk libibverbs does must succeed. */
+	assert_int_equal(ibv_query_gid_ex(ctx, 1, 15, &e, 0), ENODATA);
+	{
+		struct ibv_gid_entry tab[16];
+
+		assert_int_equal(ibv_query_gid_table(ctx, tab, 16, 0), 1);
+		assert_int_equal(tab[0].gid_type, IBV_GID_TYPE_ROCE_V2);
+	}
 	assert_int_equal(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
 	assert_int_equal(ntohs(pkey), 0xffff);
 	ibv_close_device(ctx);

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Install the Debian 12 packages ernic builds and tests with.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config clang
+      libibverbs-dev ibverbs-utils perftest
+      libnl-3-dev libnl-route-3-dev libcmocka-dev
+      iproute2 util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "Installing: ${missing[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
