@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ernicctl: create and remove software ERNIC devices that libibverbs
+ * discovers through a sysfs overlay (SYSFS_PATH), list them, and print
+ * the environment that points libibverbs at the overlay and provider.
+ *
+ * Exit status: 0 success, 1 failure (one "ernicctl: reason" line on
+ * stderr), 2 command-line syntax error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ernic_conf.h"
+#include "ernic_net.h"
+#include "overlay.h"
+
+#ifndef NETLINK_RDMA
+#define NETLINK_RDMA 20
+#endif
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+	"Usage: ernicctl COMMAND [ARGS]\n"
+	"\n"
+	"Commands:\n"
+	"  add NAME --sw ADDR [--param NAME=VALUE]...\n"
+	"        create software ERNIC NAME on local address ADDR (root);\n"
+	"        --param sets a PG332 Table 2-6 parameter: C_NUM_QP,\n"
+	"        C_M_AXI_ADDR_WIDTH, C_MAX_WR_RETRY_DATA_BUF_DEPTH,\n"
+	"        C_EN_WR_RETRY_DATA_BUF, C_EN_INITIATOR_LITE, C_EN_DEBUG_PORTS\n"
+	"  del NAME      remove device NAME (root)\n"
+	"  list          one line per device: NAME uverbsN sw ADDR NETDEV\n"
+	"  env           print the shell exports that make libibverbs use\n"
+	"                the overlay and the ernic provider\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help    show this help\n"
+	"\n"
+	"Environment:\n"
+	"  ERNIC_RUNDIR  overlay location (default " ERNIC_DEFAULT_RUNDIR ")\n";
+
+static void usage(FILE *f)
+{
+	fputs(usage_text, f);
+}
+
+static void fail_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void fail_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ernicctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* A syntax error: one line naming it, then where to look. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ernicctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'ernicctl --help' for more information.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* ERNIC_RUNDIR made absolute: SYSFS_PATH must not depend on the cwd. */
+static int get_rundir(char *buf, size_t len)
+{
+	const char *env = getenv("ERNIC_RUNDIR");
+	char cwd[PATH_MAX];
+	size_t n;
+	int w;
+
+	if (!env || !*env)
+		env = ERNIC_DEFAULT_RUNDIR;
+	if (*env == '/') {
+		w = snprintf(buf, len, "%s", env);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd))) {
+			fail_msg("cannot resolve ERNIC_RUNDIR '%s': %s", env,
+				 strerror(errno));
+			return -1;
+		}
+		w = snprintf(buf, len, "%s/%s", strcmp(cwd, "/") ? cwd : "",
+			     env);
+	}
+	if (w < 0 || (size_t)w >= len - 64) { /* room for the overlay paths */
+		fail_msg("ERNIC_RUNDIR is too long");
+		return -1;
+	}
+	for (n = strlen(buf); n > 1 && buf[n - 1] == '/'; n--)
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+static int need_root(void)
+{
+	if (geteuid() != 0) {
+		fail_msg("must be run as root");
+		return -1;
+	}
+	return 0;
+}
+
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || n > ERNIC_NAME_MAX)
+		return false;
+	for (; *s; s++)
+		if (!(*s >= 'a' && *s <= 'z') && !(*s >= 'A' && *s <= 'Z') &&
+		    !(*s >= '0' && *s <= '9') && *s != '_' && *s != '-')
+			return false;
+	return true;
+}
+
+static int check_name(const char *name)
+{
+	if (!*name) {
+		fail_msg("device name must not be empty");
+		return -1;
+	}
+	if (strlen(name) > ERNIC_NAME_MAX) {
+		fail_msg("device name '%.20s...' is longer than %d characters",
+			 name, ERNIC_NAME_MAX);
+		return -1;
+	}
+	if (!valid_name(name)) {
+		fail_msg("device name '%s' may only contain A-Z a-z 0-9 _ -",
+			 name);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * libibverbs only honours SYSFS_PATH when it enumerates devices through
+ * sysfs, i.e. when the kernel has no RDMA netlink family.
+ */
+static void warn_rdma_netlink(void)
+{
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+
+	if (fd < 0)
+		return;
+	close(fd);
+	fprintf(stderr, "ernicctl: warning: this kernel has RDMA netlink; "
+			"libibverbs will ignore the overlay (it reads "
+			"SYSFS_PATH only where RDMA netlink is absent)\n");
+}
+
+/* getopt_long over the arguments after the command word; errors are
+ * reported by bad_option() so they name ernicctl, not the command. */
+static void reset_getopt(void)
+{
+	optind = 1;
+	opterr = 0;
+}
+
+static int bad_option(char **argv, int opt)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		fprintf(stderr, "ernicctl: option '%s' requires an argument\n",
+			arg);
+	else if (optopt)
+		fprintf(stderr, "ernicctl: unknown option '-%c'\n", optopt);
+	else
+		fprintf(stderr, "ernicctl: unknown option '%s'\n", arg);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+static const struct option help_only[] = {
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* For commands without options: only -h/--help. Returns -1 to go on,
+ * else an exit status. */
+static int plain_opts(int argc, char **argv)
+{
+	int opt;
+
+	reset_getopt();
+	while ((opt = getopt_long(argc, argv, ":h", help_only, NULL)) != -1) {
+		if (opt == 'h') {
+			usage(stdout);
+			return 0;
+		}
+		return bad_option(argv, opt);
+	}
+	return -1;
+}
+
+static int cmd_add(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"sw", required_argument, NULL, 's'},
+		{"param", required_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	char rundir[PATH_MAX], err[512];
+	const char *addr = NULL, *name;
+	struct ernic_conf conf;
+	struct ernic_ip ip;
+	unsigned int uverbs;
+	char **params;
+	int nparams = 0, opt, fd, rc;
+
+	params = calloc((size_t)argc, sizeof(*params));
+	if (!params) {
+		fail_msg("out of memory");
+		return 1;
+	}
+	reset_getopt();
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (addr) {
+				free(params);
+				return usage_error("add: --sw given twice");
+			}
+			addr = optarg;
+			break;
+		case 'p':
+			params[nparams++] = optarg;
+			break;
+		case 'h':
+			free(params);
+			usage(stdout);
+			return 0;
+		default:
+			free(params);
+			return bad_option(argv, opt);
+		}
+	}
+	rc = 1;
+	if (optind >= argc) {
+		rc = usage_error("add: missing device NAME");
+		goto out;
+	}
+	if (argc - optind > 1) {
+		rc = usage_error("add: unexpected argument '%s'",
+				 argv[optind + 1]);
+		goto out;
+	}
+	name = argv[optind];
+	if (!addr) {
+		rc = usage_error("add: missing --sw ADDR");
+		goto out;
+	}
+	if (need_root() || check_name(name) || get_rundir(rundir, sizeof(rundir)))
+		goto out;
+
+	ernic_conf_defaults(&conf);
+	snprintf(conf.name, sizeof(conf.name), "%s", name);
+	for (int i = 0; i < nparams; i++) {
+		char *eq = strchr(params[i], '=');
+
+		if (!eq || eq == params[i]) {
+			fail_msg("--param '%s': expected NAME=VALUE", params[i]);
+			goto out;
+		}
+		*eq = '\0';
+		if (ernic_conf_set_param(&conf, params[i], eq + 1, err,
+					 sizeof(err))) {
+			fail_msg("--param: %s", err);
+			goto out;
+		}
+		/* Earlier entries were cut at '=': they are bare names. */
+		for (int j = 0; j < i; j++) {
+			if (!strcmp(params[j], params[i])) {
+				fail_msg("--param %s given twice", params[i]);
+				goto out;
+			}
+		}
+	}
+
+	if (ernic_ip_parse(addr, &ip)) {
+		fail_msg("'%s' is not an IPv4 or IPv6 address", addr);
+		goto out;
+	}
+	if (ernic_net_local_netdev(&ip, conf.netdev, conf.mac, err,
+				   sizeof(err))) {
+		fail_msg("%s", err);
+		goto out;
+	}
+	conf.family = ip.family;
+	memcpy(conf.addr, ip.addr, sizeof(conf.addr));
+	conf.node_guid = overlay_guid(conf.mac, conf.family, conf.addr);
+
+	warn_rdma_netlink();
+	fd = overlay_lock(rundir, true, err, sizeof(err));
+	if (fd < 0) {
+		fail_msg("%s", err);
+		goto out;
+	}
+	if (overlay_add(rundir, &conf, &uverbs, err, sizeof(err)))
+		fail_msg("%s", err);
+	else
+		rc = 0;
+	close(fd);
+out:
+	free(params);
+	return rc;
+}
+
+static int cmd_del(int argc, char **argv)
+{
+	char rundir[PATH_MAX], err[512];
+	struct stat st;
+	int fd, rc;
+
+	rc = plain_opts(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return usage_error("del: missing device NAME");
+	if (argc - optind > 1)
+		return usage_error("del: unexpected argument '%s'",
+				   argv[optind + 1]);
+	if (need_root() || check_name(argv[optind]) ||
+	    get_rundir(rundir, sizeof(rundir)))
+		return 1;
+	if (stat(rundir, &st)) { /* del must not create the rundir */
+		fail_msg("no device named '%s'", argv[optind]);
+		return 1;
+	}
+	fd = overlay_lock(rundir, true, err, sizeof(err));
+	if (fd < 0) {
+		fail_msg("%s", err);
+		return 1;
+	}
+	rc = overlay_del(rundir, argv[optind], err, sizeof(err));
+	close(fd);
+	if (rc) {
+		fail_msg("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	char rundir[PATH_MAX], err[512], addr[INET6_ADDRSTRLEN];
+	struct overlay_dev *devs;
+	size_t n;
+	int fd, rc;
+
+	rc = plain_opts(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return usage_error("list: unexpected argument '%s'",
+				   argv[optind]);
+	if (get_rundir(rundir, sizeof(rundir)))
+		return 1;
+	fd = overlay_lock(rundir, false, err, sizeof(err));
+	if (fd == -2)
+		return 0;
+	if (fd == -1) {
+		fail_msg("%s", err);
+		return 1;
+	}
+	rc = overlay_list(rundir, &devs, &n);
+	close(fd);
+	if (rc) {
+		fail_msg("cannot read the overlay: %s", strerror(rc));
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ernic_ip ip = {.family = devs[i].conf.family};
+
+		if (!devs[i].conf_ok) {
+			fprintf(stderr, "ernicctl: warning: %s has no valid %s\n",
+				devs[i].name, ERNIC_CONF_FILE);
+			printf("%s uverbs%u sw ? ?\n", devs[i].name,
+			       devs[i].uverbs);
+			continue;
+		}
+		memcpy(ip.addr, devs[i].conf.addr, sizeof(ip.addr));
+		ernic_ip_format(&ip, addr, sizeof(addr));
+		printf("%s uverbs%u sw %s %s\n", devs[i].name, devs[i].uverbs,
+		       addr, devs[i].conf.netdev);
+	}
+	free(devs);
+	return 0;
+}
+
+/* Print a path for a shell, quoted only when it needs to be. */
+static void put_shell_word(const char *s)
+{
+	if (s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			"0123456789/._-+:,@%")] == '\0') {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('\'');
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputs("'\\''", stdout);
+		else
+			putchar(*s);
+	}
+	putchar('\'');
+}
+
+static int cmd_env(int argc, char **argv)
+{
+	char rundir[PATH_MAX], exe[PATH_MAX], buf[PATH_MAX + 32];
+	char *slash;
+	ssize_t n;
+	int rc;
+
+	rc = plain_opts(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return usage_error("env: unexpected argument '%s'",
+				   argv[optind]);
+	if (get_rundir(rundir, sizeof(rundir)))
+		return 1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		fail_msg("cannot resolve /proc/self/exe: %s", strerror(errno));
+		return 1;
+	}
+	exe[n] = '\0';
+	/* PREFIX/bin/ernicctl -> PREFIX/lib */
+	for (int i = 0; i < 2; i++) {
+		slash = strrchr(exe, '/');
+		if (!slash) {
+			fail_msg("unexpected executable path '%s'", exe);
+			return 1;
+		}
+		*slash = '\0';
+	}
+	fputs("export SYSFS_PATH=", stdout);
+	snprintf(buf, sizeof(buf), "%s/%s", rundir, OVERLAY_SYSFS);
+	put_shell_word(buf);
+	/* libibverbs appends -rdmav<PABI>.so to a driver given by path */
+	fputs(" RDMAV_DRIVERS=", stdout);
+	snprintf(buf, sizeof(buf), "%s/lib/libernic", exe);
+	put_shell_word(buf);
+	putchar('\n');
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{"add", cmd_add},
+		{"del", cmd_del},
+		{"list", cmd_list},
+		{"env", cmd_env},
+	};
+	int rc;
+
+	umask(022); /* overlay files must be readable by every verbs user */
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		rc = cmds[i].fn(argc - 1, argv + 1);
+		if (fflush(stdout) || ferror(stdout)) {
+			fail_msg("write error: %s", strerror(errno));
+			return 1;
+		}
+		return rc;
+	}
+	fprintf(stderr, "ernicctl: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}
