@@ -69,7 +69,7 @@ static void fail_msg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* A syntax error: one line naming it, then where to look. */
+/* A missing or extra argument: one line naming it, exit 2. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
@@ -80,7 +80,7 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'ernicctl --help' for more information.\n", stderr);
+	fputc('\n', stderr);
 	return EXIT_USAGE;
 }
 
