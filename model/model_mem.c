@@ -19,6 +19,10 @@
  * driver that drops the upper half of an address is caught.
  */
 #define BUS_BASE UINT64_C(0x100000000)
+/* A 32-bit AXI master (C_M_AXI_ADDR_WIDTH = 32) reaches only 4 GiB; its
+ * space starts at 256 MiB so that a zero address is still never valid. */
+#define BUS_BASE_32 UINT64_C(0x10000000)
+#define BUS_LIMIT_32 UINT64_C(0x100000000)
 #define BUS_PAGE UINT64_C(4096)
 
 int ernic_model_mem_init(struct ernic_model *m)
@@ -26,7 +30,7 @@ int ernic_model_mem_init(struct ernic_model *m)
 	m->maps = NULL;
 	m->nmaps = 0;
 	m->maps_cap = 0;
-	m->next_bus = BUS_BASE;
+	m->next_bus = m->c_m_axi_addr_width == 32 ? BUS_BASE_32 : BUS_BASE;
 	return pthread_rwlock_init(&m->map_lock, NULL);
 }
 
@@ -74,7 +78,8 @@ int ernic_model_map(struct ernic_model *m, void *va, size_t len, size_t align,
 		goto out;
 	}
 	start = (m->next_bus + a - 1) & ~(a - 1);
-	if (start > UINT64_MAX - span) {
+	if (start > UINT64_MAX - span ||
+	    (m->c_m_axi_addr_width == 32 && start + span > BUS_LIMIT_32)) {
 		rc = ENOMEM;
 		goto out;
 	}

@@ -7,12 +7,16 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}"
-devs=("ernict0 127.0.0.2" "ernict1 127.0.0.3" "ernict6 ::1")
+#   ernict8 on 127.0.0.4 with non-default Table 2-6 parameters.
+devs=("ernict0 127.0.0.2" "ernict1 127.0.0.3" "ernict6 ::1"
+      "ernict8 127.0.0.4 --param C_NUM_QP=8 --param C_EN_INITIATOR_LITE=0
+       --param C_EN_WR_RETRY_DATA_BUF=0 --param C_M_AXI_ADDR_WIDTH=32")
 case "${1:-}" in
 setup)
 	# Leftovers of an interrupted run would make "add" fail.
 	for d in "${devs[@]}"; do "$ERNICCTL" del "${d%% *}" 2>/dev/null || true; done
-	for d in "${devs[@]}"; do "$ERNICCTL" add "${d%% *}" --sw "${d#* }"; done
+	# shellcheck disable=SC2086 # the address may carry --param words
+	for d in "${devs[@]}"; do "$ERNICCTL" add "${d%% *}" --sw ${d#* }; done
 	"$ERNICCTL" list
 	;;
 cleanup)

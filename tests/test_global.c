@@ -3,6 +3,8 @@
  * PG332 ch.6 "ERNIC Global Configuration" and "QP1 Creation", checked
  * register by register after ibv_open_device() on software devices.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verbs_util.h"
@@ -130,6 +132,61 @@ static void test_two_contexts(void **state)
 	ibv_close_device(b);
 }
 
+/* ernict8: C_NUM_QP=8, C_EN_INITIATOR_LITE=0, C_EN_WR_RETRY_DATA_BUF=0,
+ * C_M_AXI_ADDR_WIDTH=32 (tests/devices.sh). */
+static void test_table_2_6_params(void **state)
+{
+	struct ibv_context *ctx = tu_open(DEV8);
+	struct ibv_device_attr a;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	char *buf = aligned_alloc(4096, 4096);
+	struct ibv_mr *mr;
+
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_XRNICCONF_NUM_QP,
+					 tu_rd(ctx, ERNIC_XRNICCONF)), 8);
+	assert_int_equal(ibv_query_device(ctx, &a), 0);
+	assert_int_equal(a.max_qp, 7);
+	/* No incoming READ without C_EN_INITIATOR_LITE. */
+	assert_int_equal(a.max_qp_rd_atom, 0);
+	/* No write retry buffers configured. */
+	assert_int_equal(tu_rd(ctx, ERNIC_DATBUFSZ), 0);
+	assert_int_equal(tu_rd64(ctx, ERNIC_DATBUFBA, ERNIC_DATBUFBAMSB), 0);
+	/* A 32-bit master: every DMA address below 4 GiB. */
+	assert_int_equal(tu_rd(ctx, ERNIC_ERRBUFBAMSB), 0);
+	assert_true(tu_rd(ctx, ERNIC_ERRBUFBA) != 0);
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(1, ERNIC_RQBAMSB)), 0);
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(1, ERNIC_CQDBADDMSB)), 0);
+	/* QP 9 does not exist: its registers read 0 even when written. */
+	assert_int_equal(ernicdv_reg_write(ctx, ERNIC_QP(9, ERNIC_QPCONF), 1),
+			 0);
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(9, ERNIC_QPCONF)), 0);
+	/* Remote access cannot be granted: incoming READ/WRITE are off. */
+	errno = 0;
+	assert_null(ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+						     IBV_ACCESS_REMOTE_WRITE));
+	assert_int_equal(errno, EINVAL);
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	assert_non_null(mr);
+	assert_int_equal(tu_rd(ctx, ERNIC_PDT(mr->lkey & 0xff,
+					      ERNIC_BUFBASEADDRMSB)), 0);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd);
+	free(buf);
+	ibv_close_device(ctx);
+}
+
+static void test_query_device_ex_input(void **state)
+{
+	struct ibv_context *ctx = tu_open(DEV4);
+	struct ibv_query_device_ex_input in = { .comp_mask = 1 };
+	struct ibv_device_attr_ex ax;
+
+	assert_int_equal(ibv_query_device_ex(ctx, &in, &ax), EINVAL);
+	in.comp_mask = 0;
+	assert_int_equal(ibv_query_device_ex(ctx, &in, &ax), 0);
+	ibv_close_device(ctx);
+}
+
 static void test_dv_bad_offsets(void **state)
 {
 	struct ibv_context *ctx = tu_open(DEV4);
@@ -150,6 +207,8 @@ int main(void)
 		cmocka_unit_test(test_global_config_ipv6),
 		cmocka_unit_test(test_two_contexts),
 		cmocka_unit_test(test_dv_bad_offsets),
+		cmocka_unit_test(test_table_2_6_params),
+		cmocka_unit_test(test_query_device_ex_input),
 	};
 
 	tu_require_env();

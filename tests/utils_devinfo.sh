@@ -29,4 +29,19 @@ grep -Eq 'GID\[ *0\]:\s*::1, RoCE v2' <<<"$info6" || fail "ernict6 GID"
 if ibv_devinfo -d nosuchdev >/dev/null 2>&1; then
 	fail "ibv_devinfo accepted an unknown device"
 fi
+# A corrupt device configuration: opening fails with a clear reason, and
+# the device works again once the file is restored.
+conf="$SYSFS_PATH/class/infiniband/ernict1/device/ernic.conf"
+cp "$conf" "$conf.bak"
+trap 'mv -f "$conf.bak" "$conf"' EXIT
+sed -i 's/^C_NUM_QP=.*/C_NUM_QP=lots/' "$conf"
+if err=$(ibv_devinfo -d ernict1 2>&1); then
+	fail "ibv_devinfo opened a device with a corrupt configuration"
+fi
+echo "$err"
+grep -q 'ernic.conf:[0-9]*: .*C_NUM_QP' <<<"$err" ||
+	fail "no clear configuration error: $err"
+mv -f "$conf.bak" "$conf"
+trap - EXIT
+ibv_devinfo -d ernict1 >/dev/null || fail "ernict1 broken after restore"
 echo "PASS"

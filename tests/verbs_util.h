@@ -17,6 +17,7 @@
 #define DEV4 "ernict0"	/* 127.0.0.2 */
 #define DEV4B "ernict1"	/* 127.0.0.3 */
 #define DEV6 "ernict6"	/* ::1 */
+#define DEV8 "ernict8"	/* 127.0.0.4, C_NUM_QP=8 and other parameters */
 #define TEST_C_NUM_QP 64 /* ernicctl's default for software devices */
 
 /* Exit 77 (skipped) with a message unless root and the devices exist. */

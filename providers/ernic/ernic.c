@@ -88,8 +88,15 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	 * struct ib_uverbs_async_event_desc records from async_fd, so give
 	 * it a pipe whose write end the provider keeps.
 	 */
-	if (pipe2(ctx->async_pipe, O_CLOEXEC | O_NONBLOCK)) {
+	if (pipe2(ctx->async_pipe, O_CLOEXEC)) {
 		ret = errno;
+		goto err_ctx;
+	}
+	/* Readers may block in ibv_get_async_event(); the provider never
+	 * blocks posting an event. */
+	if (fcntl(ctx->async_pipe[1], F_SETFL, O_NONBLOCK)) {
+		ret = errno;
+		close(ctx->async_pipe[0]);
 		goto err_ctx;
 	}
 	ctx->ibv_ctx.context.async_fd = ctx->async_pipe[0];
