@@ -242,6 +242,23 @@ static int link_info(struct nl_sock *sk, int ifindex, const char *name,
 	return 0;
 }
 
+/* Common start of a query: a printable address and an rtnetlink socket. */
+static int net_begin(const struct ernic_ip *ip, char text[INET6_ADDRSTRLEN],
+		     struct nl_sock **sk, char *err, size_t errlen)
+{
+	int rc;
+
+	ernic_ip_format(ip, text, INET6_ADDRSTRLEN);
+	if (ip->family != AF_INET && ip->family != AF_INET6) {
+		snprintf(err, errlen, "not an IP address");
+		return EINVAL;
+	}
+	rc = nl_open(sk);
+	if (rc)
+		snprintf(err, errlen, "cannot open an rtnetlink socket");
+	return rc;
+}
+
 int ernic_net_local_netdev(const struct ernic_ip *ip, char netdev[IF_NAMESIZE],
 			   uint8_t mac[6], char *err, size_t errlen)
 {
@@ -250,16 +267,9 @@ int ernic_net_local_netdev(const struct ernic_ip *ip, char netdev[IF_NAMESIZE],
 	struct nl_sock *sk;
 	int rc;
 
-	ernic_ip_format(ip, text, sizeof(text));
-	if (ip->family != AF_INET && ip->family != AF_INET6) {
-		snprintf(err, errlen, "not an IP address");
-		return EINVAL;
-	}
-	rc = nl_open(&sk);
-	if (rc) {
-		snprintf(err, errlen, "cannot open an rtnetlink socket");
+	rc = net_begin(ip, text, &sk, err, errlen);
+	if (rc)
 		return rc;
-	}
 	if (route_get(sk, ip, &route) ||
 	    rtnl_route_get_type(route) != RTN_LOCAL) {
 		snprintf(err, errlen, "%s is not an address of this host", text);
@@ -455,16 +465,9 @@ int ernic_net_resolve_mac(const struct ernic_ip *src, const struct ernic_ip *dst
 	struct nl_sock *sk;
 	int rc;
 
-	ernic_ip_format(dst, text, sizeof(text));
-	if (dst->family != AF_INET && dst->family != AF_INET6) {
-		snprintf(err, errlen, "not an IP address");
-		return EINVAL;
-	}
-	rc = nl_open(&sk);
-	if (rc) {
-		snprintf(err, errlen, "cannot open an rtnetlink socket");
+	rc = net_begin(dst, text, &sk, err, errlen);
+	if (rc)
 		return rc;
-	}
 	rc = route_get(sk, dst, &route);
 	if (rc) {
 		snprintf(err, errlen, "no route to %s (%s)", text, strerror(rc));

@@ -58,15 +58,20 @@ static void usage(FILE *f)
 
 static void fail_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+static void vmsg(const char *fmt, va_list ap)
+{
+	fputs("ernicctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 static void fail_msg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ernicctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* A missing or extra argument: one line naming it, exit 2. */
@@ -76,11 +81,9 @@ static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("ernicctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vmsg(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_USAGE;
 }
 

@@ -133,6 +133,8 @@ extern const struct verbs_device_ops ernic_dev_ops;
 /* ernic_global.c: PG332 ch.6 "ERNIC Global Configuration", "QP1 Creation" */
 int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen);
 void ernic_dev_stop(struct ernic_dev *dev);
+/* Free a DMA block if allocated and clear its descriptor. */
+void ernic_dma_put(struct ernic_dev *dev, struct ernic_dma *dma);
 
 /* ernic_query.c */
 int ernic_query_device_ex(struct ibv_context *context,

@@ -33,7 +33,7 @@ static int dma_get(struct ernic_dev *dev, struct ernic_dma *dma, size_t len,
 	return 0;
 }
 
-static void dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
+void ernic_dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
 {
 	if (dma->va)
 		dev->acc->ops->dma_free(dev->acc, dma);
@@ -42,14 +42,14 @@ static void dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
 
 static void free_all(struct ernic_dev *dev)
 {
-	dma_put(dev, &dev->qp1_rq);
-	dma_put(dev, &dev->qp1_cq);
-	dma_put(dev, &dev->qp1_sq);
-	dma_put(dev, &dev->dbpool);
-	dma_put(dev, &dev->datbuf);
-	dma_put(dev, &dev->resperr);
-	dma_put(dev, &dev->ipkterrq);
-	dma_put(dev, &dev->errbuf);
+	ernic_dma_put(dev, &dev->qp1_rq);
+	ernic_dma_put(dev, &dev->qp1_cq);
+	ernic_dma_put(dev, &dev->qp1_sq);
+	ernic_dma_put(dev, &dev->dbpool);
+	ernic_dma_put(dev, &dev->datbuf);
+	ernic_dma_put(dev, &dev->resperr);
+	ernic_dma_put(dev, &dev->ipkterrq);
+	ernic_dma_put(dev, &dev->errbuf);
 }
 
 /* MACXADDLSB holds bytes 2..5, MACXADDMSB bytes 0..1 (first on the wire). */

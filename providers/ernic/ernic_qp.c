@@ -13,13 +13,6 @@
 
 #define ERNIC_DRAIN_TIMEOUT_MS 200
 
-static void dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
-{
-	if (dma->va)
-		dev->acc->ops->dma_free(dev->acc, dma);
-	memset(dma, 0, sizeof(*dma));
-}
-
 static int check_cap(struct ibv_qp_cap *cap)
 {
 	if (cap->max_send_wr > ERNIC_MAX_QP_WR ||
@@ -123,9 +116,9 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		}
 	}
 	if (ret) {
-		dma_put(dev, &qp->rq);
-		dma_put(dev, &qp->cq);
-		dma_put(dev, &qp->sq);
+		ernic_dma_put(dev, &qp->rq);
+		ernic_dma_put(dev, &qp->cq);
+		ernic_dma_put(dev, &qp->sq);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	if (ret) {
@@ -246,9 +239,9 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->attr.qp_state != IBV_QPS_RESET)
 		ernic_qp_hw_reset(dev, qp->idx);
 	/* Step 6: free the queues. */
-	dma_put(dev, &qp->rq);
-	dma_put(dev, &qp->cq);
-	dma_put(dev, &qp->sq);
+	ernic_dma_put(dev, &qp->rq);
+	ernic_dma_put(dev, &qp->cq);
+	ernic_dma_put(dev, &qp->sq);
 	dev->qp_used[qp->idx] = 0;
 	to_epd(ibqp->pd)->refcnt--;
 	to_ecq(ibqp->send_cq)->nqp--;
