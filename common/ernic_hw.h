@@ -359,6 +359,34 @@ enum ernic_fatal_code {
 	ERNIC_FATAL_READ_RESP_LAST = 0x1F,
 };
 
+/*
+ * Address register layouts shared by the local (MACXADD*, IPv4XADD,
+ * IPv6XADD1-4) and per-QP destination (MACDESADD*, IPDESADDR1-4) sets:
+ * the MAC LSB register holds bytes 2..5 and MSB[15:0] bytes 0..1 (first
+ * on the wire); IP word 0 is address bits [31:0] — an IPv4 address, or
+ * the last four bytes of an IPv6 one (as the Xilinx drivers program it).
+ */
+static inline void ernic_mac_to_regs(const uint8_t mac[6], uint32_t *lsb,
+				     uint32_t *msb)
+{
+	*lsb = (uint32_t)mac[2] << 24 | (uint32_t)mac[3] << 16 |
+	       (uint32_t)mac[4] << 8 | mac[5];
+	*msb = (uint32_t)mac[0] << 8 | mac[1];
+}
+
+static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
+				    uint32_t word[4])
+{
+	for (int w = 0; w < 4; w++) {
+		const uint8_t *b = is_ipv6 ? &addr[12 - 4 * w] : addr;
+
+		word[w] = (is_ipv6 || w == 0) ?
+				  ((uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 |
+				   (uint32_t)b[2] << 8 | b[3]) :
+				  0;
+	}
+}
+
 /* PG332 ch.1 "Unsupported Features" */
 #define ERNIC_MAX_MSG_SIZE (8u << 20)
 #define ERNIC_ROCEV2_UDP_PORT 4791u

@@ -87,7 +87,6 @@ struct ernic_qp {
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;	/* shadow of what modify_qp set */
-	int attr_mask_set;
 	uint32_t qpconf;		/* last QPCONF written */
 };
 

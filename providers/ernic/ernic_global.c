@@ -52,27 +52,21 @@ static void free_all(struct ernic_dev *dev)
 	ernic_dma_put(dev, &dev->errbuf);
 }
 
-/* MACXADDLSB holds bytes 2..5, MACXADDMSB bytes 0..1 (first on the wire). */
+/* Local MAC and IP; both must be set before XRNICCONF[0] (Table 2-7). */
 static void write_local_addr(struct ernic_dev *dev)
 {
-	const uint8_t *m = dev->conf.mac;
-	const uint8_t *a = dev->conf.addr;
 	struct ernic_access *acc = dev->acc;
+	uint32_t lsb, msb, ip[4];
 
-	ernic_wr(acc, ERNIC_MACXADDLSB,
-		 (uint32_t)m[2] << 24 | m[3] << 16 | m[4] << 8 | m[5]);
-	ernic_wr(acc, ERNIC_MACXADDMSB,
-		 ERNIC_FIELD_PREP(ERNIC_MACXADDMSB_MAC, m[0] << 8 | m[1]));
+	ernic_mac_to_regs(dev->conf.mac, &lsb, &msb);
+	ernic_wr(acc, ERNIC_MACXADDLSB, lsb);
+	ernic_wr(acc, ERNIC_MACXADDMSB, msb);
+	ernic_ip_to_regs(dev->conf.family == AF_INET6, dev->conf.addr, ip);
 	if (dev->conf.family == AF_INET6) {
-		/* IPv6XADD1 is address bits [31:0], the last four bytes. */
 		for (int w = 0; w < 4; w++)
-			ernic_wr(acc, ERNIC_IPV6XADD1 + 4 * w,
-				 (uint32_t)a[12 - 4 * w] << 24 |
-					 a[13 - 4 * w] << 16 |
-					 a[14 - 4 * w] << 8 | a[15 - 4 * w]);
+			ernic_wr(acc, ERNIC_IPV6XADD1 + 4 * w, ip[w]);
 	} else {
-		ernic_wr(acc, ERNIC_IPV4XADD,
-			 (uint32_t)a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3]);
+		ernic_wr(acc, ERNIC_IPV4XADD, ip[0]);
 	}
 }
 

@@ -173,11 +173,6 @@ static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
 		 ERNIC_FIELD_PREP(ERNIC_PD_PDNUM, to_epd(qp->vqp.qp.pd)->pdn));
 }
 
-static uint32_t be32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
-
 static uint32_t timeoutconf(const struct ibv_qp_attr *a)
 {
 	return ERNIC_FIELD_PREP(ERNIC_TIMEOUTCONF_TIMEOUT, a->timeout) |
@@ -195,24 +190,17 @@ static void program_rtr(struct ernic_dev *dev, struct ernic_qp *qp,
 	const uint32_t i = qp->idx;
 	const struct ibv_global_route *grh = &a->ah_attr.grh;
 	bool v6 = p->dst.family == AF_INET6;
+	uint32_t lsb, msb, ip[4];
 
-	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDLSB), be32_at(&p->mac[2]));
-	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDMSB),
-		 ERNIC_FIELD_PREP(ERNIC_MACDESADDMSB_MAC,
-				  p->mac[0] << 8 | p->mac[1]));
+	ernic_mac_to_regs(p->mac, &lsb, &msb);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDLSB), lsb);
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_MACDESADDMSB), msb);
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_DESTQPCONF),
 		 ERNIC_FIELD_PREP(ERNIC_DESTQPCONF_QPN, a->dest_qp_num));
-	/* IPDESADDR1 is address bits [31:0]: an IPv4 address, or the last
-	 * four bytes of an IPv6 one. */
-	for (int w = 0; w < 4; w++) {
-		uint32_t v = 0;
-
-		if (v6)
-			v = be32_at(&p->dst.addr[12 - 4 * w]);
-		else if (w == 0)
-			v = be32_at(p->dst.addr);
-		ernic_wr(acc, ERNIC_QP(i, ERNIC_IPDESADDR1) + 4 * w, v);
-	}
+	/* IPv4 uses IPDESADDR1 only; the other three are cleared. */
+	ernic_ip_to_regs(v6, p->dst.addr, ip);
+	for (int w = 0; w < 4; w++)
+		ernic_wr(acc, ERNIC_QP(i, ERNIC_IPDESADDR1) + 4 * w, ip[w]);
 	qp->qpconf &= ~(ERNIC_QPCONF_IPV6 | ERNIC_QPCONF_PMTU);
 	qp->qpconf |= (v6 ? ERNIC_QPCONF_IPV6 : 0) |
 		      ERNIC_FIELD_PREP(ERNIC_QPCONF_PMTU,
