@@ -201,12 +201,14 @@ enum conf_key {
 	K_MAC,
 	K_NODE_GUID,
 	K_UDP_SPORT,
+	K_WIRE,
 	K_PARAM0,	/* params[] follow in order */
 	K_COUNT = K_PARAM0 + NPARAMS,
 };
 
 static const char *const key_names[K_PARAM0] = {
 	"name", "backend", "addr", "netdev", "mac", "node_guid", "udp_sport",
+	"wire",
 };
 static const enum conf_key required[] = {K_NAME, K_BACKEND, K_ADDR,
 					 K_NETDEV, K_MAC};
@@ -285,6 +287,17 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 			return false;
 		}
 		c->udp_sport = (uint16_t)v;
+		return true;
+	case K_WIRE:
+		if (!strcmp(val, "udp")) {
+			c->wire = ERNIC_WIRE_UDP;
+		} else if (!strcmp(val, "frame")) {
+			c->wire = ERNIC_WIRE_FRAME;
+		} else {
+			set_err(reason, rlen, "wire must be 'udp' or 'frame', "
+				"not '%s'", val);
+			return false;
+		}
 		return true;
 	default:
 		return !ernic_conf_set_param(c, params[key - K_PARAM0].name, val,
@@ -425,7 +438,7 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		     "# ERNIC device configuration (ernicctl)\n"
 		     "name=%s\nbackend=sw\naddr=%s\nnetdev=%s\n"
 		     "mac=%02x:%02x:%02x:%02x:%02x:%02x\n"
-		     "node_guid=0x%016" PRIx64 "\nudp_sport=%u\n"
+		     "node_guid=0x%016" PRIx64 "\nudp_sport=%u\nwire=%s\n"
 		     "C_NUM_QP=%" PRIu32 "\nC_M_AXI_ADDR_WIDTH=%" PRIu32 "\n"
 		     "C_MAX_WR_RETRY_DATA_BUF_DEPTH=%" PRIu32 "\n"
 		     "C_EN_WR_RETRY_DATA_BUF=%" PRIu32 "\n"
@@ -433,7 +446,8 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		     "C_EN_DEBUG_PORTS=%" PRIu32 "\n",
 		     c->name, addr, c->netdev, c->mac[0], c->mac[1], c->mac[2],
 		     c->mac[3], c->mac[4], c->mac[5], c->node_guid,
-		     c->udp_sport, c->c_num_qp, c->c_m_axi_addr_width,
+		     c->udp_sport,
+		     c->wire == ERNIC_WIRE_FRAME ? "frame" : "udp", c->c_num_qp, c->c_m_axi_addr_width,
 		     c->c_max_wr_retry_data_buf_depth, c->c_en_wr_retry_data_buf,
 		     c->c_en_initiator_lite, c->c_en_debug_ports);
 	return n < 0 || (size_t)n >= len ? -1 : n;

@@ -27,6 +27,16 @@ enum ernic_backend {
 	ERNIC_BACKEND_SW = 1, /* in-process ERNIC model */
 };
 
+/* How the software ERNIC puts RoCEv2 on the host network. */
+enum ernic_wire {
+	/* UDP socket on ADDR:4791: unprivileged; the kernel owns the
+	 * Ethernet/IP/UDP headers. */
+	ERNIC_WIRE_UDP = 0,
+	/* AF_PACKET on the netdev: whole frames built and checked by the
+	 * model, as the IP does (needs CAP_NET_RAW). */
+	ERNIC_WIRE_FRAME = 1,
+};
+
 struct ernic_conf {
 	char name[ERNIC_NAME_MAX + 1];
 	enum ernic_backend backend;
@@ -36,6 +46,7 @@ struct ernic_conf {
 	uint8_t mac[6];
 	uint64_t node_guid;	/* host order */
 	uint16_t udp_sport;	/* XRNICCONF[31:16] */
+	enum ernic_wire wire;	/* software backend only */
 	/* PG332 Table 2-6 parameters */
 	uint32_t c_num_qp;
 	uint32_t c_m_axi_addr_width;

@@ -387,6 +387,79 @@ static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
 	}
 }
 
+/*
+ * ---- Conventions between ERNIC software and the ERNIC subsystem ----
+ * Not in PG332; the model implements them and so must any FPGA design
+ * that runs this provider. docs/datapath.md explains why.
+ *
+ * Ring indices (SQPI, CQHEAD, RQ write pointer, RQCI, IMMQ pointers) are
+ * slot numbers in [0, depth) that wrap at the ring's depth (QDEPTH), so
+ * a ring holds depth - 1 entries. The CQ ring is as deep as the SQ; its
+ * entries are written in SQ order, WRID = the WQE's SQ slot.
+ */
+
+/* R_Key / L_Key: PD-table slot in [7:0], the slot's BUFRKEY in [15:8]. */
+#define ERNIC_KEY_SLOT ERNIC_GENMASK(7, 0)
+#define ERNIC_KEY_GEN ERNIC_GENMASK(15, 8)
+#define ERNIC_KEY_RSVD ERNIC_GENMASK(31, 16)
+
+/*
+ * RX side band. PG332 stores each incoming SEND packet in one RQ buffer
+ * element but records neither its length nor its opcode, and emits
+ * ImmDt/IETH on an AXI4-Stream (Table 1-1). The subsystem writes both to
+ * memory next to the RQ, before the RQ write-pointer doorbell:
+ *
+ *   RQBA + k * bufsz                 element k (PG332)
+ *   RXLEN = RQBA + depth * bufsz     u32 per element: payload bytes and
+ *                                    BTH opcode of the packet in element k
+ *   IMMQ  = RXLEN + depth * 4, 8-aligned
+ *                                    16-byte entry per Table 1-1 event
+ *
+ * Doorbell words at RQWPTRDBADD: +0 RQ write pointer (PG332), +4 IMMQ
+ * write pointer (device), +8 IMMQ consumer index (written by software;
+ * the device treats a full IMMQ like a full RQ: RNR NAK).
+ */
+#define ERNIC_RXLEN_ENTRY_SIZE 4u
+#define ERNIC_RXLEN_LEN ERNIC_GENMASK(15, 0)
+#define ERNIC_RXLEN_OPCODE ERNIC_GENMASK(31, 24)
+#define ERNIC_IMMQ_ENTRY_SIZE 16u
+struct ernic_immq_entry {
+	uint64_t entry;		/* Table 1-1, exactly as streamed */
+	uint32_t rqpi;		/* full RQ index: the element of a SEND; for
+				 * WRITE_IMM the RQ write pointer on arrival */
+	uint32_t len;		/* WRITE_IMM: RETH DMA length; else 0 */
+};
+_Static_assert(sizeof(struct ernic_immq_entry) == ERNIC_IMMQ_ENTRY_SIZE,
+	       "IMMQ entry");
+#define ERNIC_RQDB_WPTR 0u
+#define ERNIC_RQDB_IMMQ_WPTR 4u
+#define ERNIC_RQDB_IMMQ_CI 8u
+
+static inline uint64_t ernic_rxlen_off(uint32_t depth, uint32_t bufsz)
+{
+	return (uint64_t)depth * bufsz;
+}
+
+static inline uint64_t ernic_immq_off(uint32_t depth, uint32_t bufsz)
+{
+	return (ernic_rxlen_off(depth, bufsz) +
+		(uint64_t)depth * ERNIC_RXLEN_ENTRY_SIZE + 7) & ~UINT64_C(7);
+}
+
+/* Bytes of the whole RQ block (elements, RXLEN, IMMQ). */
+static inline uint64_t ernic_rq_block_size(uint32_t depth, uint32_t bufsz)
+{
+	return ernic_immq_off(depth, bufsz) +
+	       (uint64_t)depth * ERNIC_IMMQ_ENTRY_SIZE;
+}
+
+/*
+ * Error completions: ERRFLAG (Table 2-2) says only "QP fatal". The
+ * subsystem reason is in STATQPi: NAK syndrome [22:16] holds the AETH
+ * syndrome of the NAK or RNR NAK that ended the QP (0 for a timeout),
+ * and the retry counters show which limit ran out.
+ */
+
 /* PG332 ch.1 "Unsupported Features" */
 #define ERNIC_MAX_MSG_SIZE (8u << 20)
 #define ERNIC_ROCEV2_UDP_PORT 4791u

@@ -4,6 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang
       libibverbs-dev ibverbs-utils perftest
       libnl-3-dev libnl-route-3-dev libcmocka-dev
+      zlib1g-dev libpcap-dev tshark nftables
       iproute2 util-linux)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,8 +15,6 @@
 
 #include "ernic.h"
 
-#define ERNIC_KEY_SLOT ERNIC_GENMASK(7, 0)
-#define ERNIC_KEY_GEN ERNIC_GENMASK(15, 8)
 
 /* What PG332 can express: remote read and/or write. Local access needs
  * no table entry (the provider translates lkeys itself). */

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The software ERNIC's Ethernet port: where the model's RoCEv2 packets
+ * leave and enter the host. Two modes (ernic.conf "wire="):
+ *
+ *  udp    a UDP socket bound to ADDR:4791 receives; one bound to
+ *         ADDR:udp_sport sends, with DF set so that Linux writes IP ID 0
+ *         (the ICRC covers the IPv4 identification). The kernel builds
+ *         and checks Ethernet/IP/UDP; the model sees src/dst address and
+ *         ports (IP_PKTINFO / IPV6_RECVPKTINFO) and checks the ICRC
+ *         fully for IPv6 and, for IPv4, on the assumption IP ID = 0.
+ *  frame  an AF_PACKET socket on the netdev: the model writes whole
+ *         frames (Ethernet/IP/UDP built by roce_frame_build) and checks
+ *         every received header itself (roce_frame_parse: PG332 Table
+ *         2-3 MAC/IP/UDP checks), so the ICRC is checked in full.
+ *         Needs CAP_NET_RAW. A UDP socket on ADDR:4791 that drops
+ *         everything (socket filter) keeps the kernel from answering
+ *         our packets with ICMP port unreachable.
+ */
+#ifndef MODEL_WIRE_H
+#define MODEL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ernic_conf.h"
+#include "roce_pkt.h"
+
+struct model_wire;
+
+/* Open the port for conf (wire, family, addr, netdev, mac, udp_sport).
+ * Returns NULL with errno set and a one-line reason in err. */
+struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
+				   size_t errlen);
+void model_wire_close(struct model_wire *w);
+
+/*
+ * Send one transport packet (BTH .. ICRC, built by roce_build with the
+ * same l3). In frame mode l3 also gives the MACs, TTL and TOS and the
+ * frame headers are prepended here; in UDP mode the kernel writes them
+ * (TTL/TOS are set on the socket when they change). Never blocks for
+ * long: a full socket buffer drops the packet like a congested link
+ * (retransmission recovers). Returns 0 or errno.
+ */
+int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
+		    const uint8_t *tp, size_t tlen);
+
+/* The fd to poll for POLLIN. */
+int model_wire_fd(const struct model_wire *w);
+
+/*
+ * Receive one packet without blocking. On success *tp/*tlen give the
+ * transport bytes (inside buf), l3 the envelope, and *syndrome the
+ * Table 2-3 bits found so far (frame checks); *icrc_checkable says
+ * whether l3 is complete enough for a full ICRC check. Returns 1 (got
+ * one), 0 (nothing pending) or -errno. Frames that are not RoCEv2 for
+ * this address are skipped silently.
+ */
+int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
+		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		    uint32_t *syndrome, int *icrc_checkable);
+
+#endif
