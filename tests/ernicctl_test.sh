@@ -155,6 +155,14 @@ expect_fail 2 "option '--sw' requires an argument" "$ERNICCTL" add e0 --sw
 expect_fail 2 'missing --sw ADDR' "$ERNICCTL" add e0
 expect_fail 2 'missing device NAME' "$ERNICCTL" add --sw 127.0.0.2
 expect_fail 2 "unexpected argument 'e1'" "$ERNICCTL" add e0 e1 --sw 127.0.0.2
+expect_fail 2 "option '--wire' requires an argument" "$ERNICCTL" add e0 --sw 127.0.0.2 --wire
+for v in tcp UDP Frame "" "udp " raw; do
+	expect_fail 2 "add: --wire must be 'udp' or 'frame', not '$v'" \
+		"$ERNICCTL" add e0 --sw 127.0.0.2 --wire "$v"
+done
+expect_fail 2 "add: --wire given twice" "$ERNICCTL" add e0 --sw 127.0.0.2 --wire udp --wire=frame
+# A bad --wire is a usage error even where the rest would fail later.
+expect_fail 2 "add: --wire must be" "$ERNICCTL" add "e/0" --sw "$unused" --wire x
 expect_fail 2 'missing device NAME' "$ERNICCTL" del
 expect_fail 2 "unexpected argument 'x'" "$ERNICCTL" list x
 
@@ -193,6 +201,7 @@ chmod 755 "$WORK/bin" "$WORK/bin/ernicctl"
 asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 expect_fail 1 'ernicctl: must be run as root' asnobody "$WORK/bin/ernicctl" add e0 --sw 127.0.0.2
 expect_fail 1 'ernicctl: must be run as root' asnobody "$WORK/bin/ernicctl" del e0
+expect_fail 2 "add: --wire must be" asnobody "$WORK/bin/ernicctl" add e0 --sw 127.0.0.2 --wire ip
 
 # ---- rollback: a failure after the overlay was built undoes all of it ----
 if unshare -m true 2>/dev/null; then
@@ -212,18 +221,21 @@ fi
 check_device ernic0 127.0.0.2 lo 0000:0000:0000:0000:0000:ffff:7f00:0002 0200:0000:7f00:0002
 n0=$(uverbs_of ernic0)
 grep -qx 'C_NUM_QP=64' "$IB/ernic0/device/ernic.conf" || fail "default C_NUM_QP"
+grep -qx 'wire=udp' "$IB/ernic0/device/ernic.conf" || fail "default wire is not udp"
 
 # ---- add IPv6 (::1) with parameters ----
-"$ERNICCTL" add ernic6 --sw ::1 --param C_NUM_QP=8 --param=C_EN_DEBUG_PORTS=1
+"$ERNICCTL" add ernic6 --sw ::1 --param C_NUM_QP=8 --wire frame --param=C_EN_DEBUG_PORTS=1
 check_device ernic6 ::1 lo 0000:0000:0000:0000:0000:0000:0000:0001 0200:0000:6869:1772
 n6=$(uverbs_of ernic6)
 grep -qx 'C_NUM_QP=8' "$IB/ernic6/device/ernic.conf" || fail "--param C_NUM_QP"
 grep -qx 'C_EN_DEBUG_PORTS=1' "$IB/ernic6/device/ernic.conf" || fail "--param C_EN_DEBUG_PORTS"
+grep -qx 'wire=frame' "$IB/ernic6/device/ernic.conf" || fail "--wire frame"
+[ "$(grep -c '^wire=' "$IB/ernic6/device/ernic.conf")" = 1 ] || fail "wire= written twice"
 [ "$n0" != "$n6" ] || fail "two devices share uverbs$n0"
 
 # ---- a 63-character name is fine ----
 max=$(printf 'm%.0s' $(seq 63))
-"$ERNICCTL" add "$max" --sw 127.0.0.4
+"$ERNICCTL" add "$max" --sw 127.0.0.4 --wire=udp
 check_device "$max" 127.0.0.4 lo 0000:0000:0000:0000:0000:ffff:7f00:0004
 
 # ---- duplicates ----
@@ -232,10 +244,20 @@ expect_fail 1 "address 127.0.0.2 is already used by device 'ernic0'" "$ERNICCTL"
 expect_fail 1 "address ::1 is already used by device 'ernic6'" "$ERNICCTL" add other --sw 0::1
 
 # ---- list and env ----
-want=$(printf '%s\n' "ernic0 uverbs$n0 sw 127.0.0.2 lo" "ernic6 uverbs$n6 sw ::1 lo" \
-	"$max uverbs$(uverbs_of "$max") sw 127.0.0.4 lo" | sort -t' ' -k2.7n)
+want=$(printf '%s\n' "ernic0 uverbs$n0 sw 127.0.0.2 lo udp" "ernic6 uverbs$n6 sw ::1 lo frame" \
+	"$max uverbs$(uverbs_of "$max") sw 127.0.0.4 lo udp" | sort -t' ' -k2.7n)
 [ "$("$ERNICCTL" list)" = "$want" ] || fail "list: $("$ERNICCTL" list)"
 [ "$(asnobody "$WORK/bin/ernicctl" list)" = "$want" ] || fail "list as nobody"
+# A device whose ernic.conf no longer parses (here: an unknown wire) is
+# still listed, with a warning, so that it can be deleted.
+conf6=$IB/ernic6/device/ernic.conf
+cp "$conf6" "$WORK/conf6.bak"
+sed -i 's/^wire=.*/wire=tcp/' "$conf6"
+out=$("$ERNICCTL" list 2>"$WORK/list.err")
+grep -qx "ernic6 uverbs$n6 sw ? ? ?" <<<"$out" || fail "list with a bad ernic.conf: $out"
+grep -q "warning: ernic6 has no valid ernic.conf" "$WORK/list.err" ||
+	fail "list: no warning for a bad ernic.conf: $(cat "$WORK/list.err")"
+cp "$WORK/conf6.bak" "$conf6"
 libdir=$(dirname "$(dirname "$ERNICCTL")")/lib
 [ "$("$ERNICCTL" env)" = "export SYSFS_PATH=$SYS RDMAV_DRIVERS=$libdir/libernic" ] ||
 	fail "env: $("$ERNICCTL" env)"

@@ -35,13 +35,16 @@ static const char usage_text[] =
 	"Usage: ernicctl COMMAND [ARGS]\n"
 	"\n"
 	"Commands:\n"
-	"  add NAME --sw ADDR [--param NAME=VALUE]...\n"
+	"  add NAME --sw ADDR [--wire udp|frame] [--param NAME=VALUE]...\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
+	"        --wire: how its RoCEv2 packets meet the network: udp (a UDP\n"
+	"        socket on ADDR:4791, the default) or frame (whole Ethernet\n"
+	"        frames on ADDR's netdev, AF_PACKET, needs CAP_NET_RAW);\n"
 	"        --param sets a PG332 Table 2-6 parameter: C_NUM_QP,\n"
 	"        C_M_AXI_ADDR_WIDTH, C_MAX_WR_RETRY_DATA_BUF_DEPTH,\n"
 	"        C_EN_WR_RETRY_DATA_BUF, C_EN_INITIATOR_LITE, C_EN_DEBUG_PORTS\n"
 	"  del NAME      remove device NAME (root)\n"
-	"  list          one line per device: NAME uverbsN sw ADDR NETDEV\n"
+	"  list          one line per device: NAME uverbsN sw ADDR NETDEV WIRE\n"
 	"  env           print the shell exports that make libibverbs use\n"
 	"                the overlay and the ernic provider\n"
 	"\n"
@@ -224,11 +227,13 @@ static int cmd_add(int argc, char **argv)
 	static const struct option opts[] = {
 		{"sw", required_argument, NULL, 's'},
 		{"param", required_argument, NULL, 'p'},
+		{"wire", required_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char rundir[PATH_MAX], err[512];
-	const char *addr = NULL, *name;
+	const char *addr = NULL, *wire_arg = NULL, *name;
+	enum ernic_wire wire = ERNIC_WIRE_UDP;
 	struct ernic_conf conf;
 	struct ernic_ip ip;
 	unsigned int uverbs;
@@ -252,6 +257,22 @@ static int cmd_add(int argc, char **argv)
 			break;
 		case 'p':
 			params[nparams++] = optarg;
+			break;
+		case 'w':
+			if (wire_arg) {
+				free(params);
+				return usage_error("add: --wire given twice");
+			}
+			wire_arg = optarg;
+			if (!strcmp(optarg, "udp")) {
+				wire = ERNIC_WIRE_UDP;
+			} else if (!strcmp(optarg, "frame")) {
+				wire = ERNIC_WIRE_FRAME;
+			} else {
+				free(params);
+				return usage_error("add: --wire must be 'udp' or "
+						   "'frame', not '%s'", optarg);
+			}
 			break;
 		case 'h':
 			free(params);
@@ -282,6 +303,7 @@ static int cmd_add(int argc, char **argv)
 
 	ernic_conf_defaults(&conf);
 	snprintf(conf.name, sizeof(conf.name), "%s", name);
+	conf.wire = wire;
 	for (int i = 0; i < nparams; i++) {
 		char *eq = strchr(params[i], '=');
 
@@ -368,6 +390,11 @@ static int cmd_del(int argc, char **argv)
 	return 0;
 }
 
+static const char *wire_name(enum ernic_wire w)
+{
+	return w == ERNIC_WIRE_FRAME ? "frame" : "udp";
+}
+
 static int cmd_list(int argc, char **argv)
 {
 	char rundir[PATH_MAX], err[512], addr[INET6_ADDRSTRLEN];
@@ -402,14 +429,15 @@ static int cmd_list(int argc, char **argv)
 		if (!devs[i].conf_ok) {
 			fprintf(stderr, "ernicctl: warning: %s has no valid %s\n",
 				devs[i].name, ERNIC_CONF_FILE);
-			printf("%s uverbs%u sw ? ?\n", devs[i].name,
+			printf("%s uverbs%u sw ? ? ?\n", devs[i].name,
 			       devs[i].uverbs);
 			continue;
 		}
 		memcpy(ip.addr, devs[i].conf.addr, sizeof(ip.addr));
 		ernic_ip_format(&ip, addr, sizeof(addr));
-		printf("%s uverbs%u sw %s %s\n", devs[i].name, devs[i].uverbs,
-		       addr, devs[i].conf.netdev);
+		printf("%s uverbs%u sw %s %s %s\n", devs[i].name,
+		       devs[i].uverbs, addr, devs[i].conf.netdev,
+		       wire_name(devs[i].conf.wire));
 	}
 	free(devs);
 	return 0;
