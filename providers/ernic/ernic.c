@@ -43,6 +43,9 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.destroy_cq = ernic_destroy_cq,
 	.destroy_qp = ernic_destroy_qp,
 	.modify_qp = ernic_modify_qp,
+	.poll_cq = ernic_poll_cq,
+	.post_recv = ernic_post_recv,
+	.post_send = ernic_post_send,
 	.query_device_ex = ernic_query_device_ex,
 	.query_port = ernic_query_port,
 	.query_qp = ernic_query_qp,
@@ -137,6 +140,7 @@ static struct verbs_device *ernic_alloc_device(struct verbs_sysfs_dev *sysfs)
 	snprintf(dev->conf_path, sizeof(dev->conf_path), "%s/device/%s",
 		 sysfs->ibdev_path, ERNIC_CONF_FILE);
 	pthread_mutex_init(&dev->lock, NULL);
+	pthread_rwlock_init(&dev->pdt_lock, NULL);
 	dev->pd_next = 1;
 	return &dev->vdev;
 }
@@ -145,6 +149,7 @@ static void ernic_uninit_device(struct verbs_device *vdev)
 {
 	struct ernic_dev *dev = (struct ernic_dev *)vdev;
 
+	pthread_rwlock_destroy(&dev->pdt_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

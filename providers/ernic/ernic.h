@@ -7,6 +7,7 @@
 #define ERNIC_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@
 #define ERNIC_MAX_PD (1u << 16)
 #define ERNIC_MAX_RD_ATOM 16		/* outstanding reads (PG332 ch.2) */
 #define ERNIC_RQ_ELEM_SIZE 4096u	/* one element holds a PMTU-4096 packet */
+/* RQ ring depth (elements): one element per incoming SEND packet, so it
+ * is sized for traffic, not for max_recv_wr. */
+#define ERNIC_RQ_RING_MIN 256u
+#define ERNIC_RQ_RING_MAX 4096u
+#define ERNIC_MAX_WR_LEN (1u << 31)	/* IBTA message size limit */
 #define ERNIC_QP1_DEPTH 32u
 #define ERNIC_QP1_RQ_ELEM_SIZE 256u	/* a MAD is 256 bytes */
 /* Doorbell pool: one 64-byte line per QP, CQ doorbell then RQ doorbell. */
@@ -54,6 +60,11 @@ struct ernic_dev {
 	uint8_t pdt_gen[ERNIC_PDT_ENTRIES];	/* last key generation per slot */
 	bool pdt_used[ERNIC_PDT_ENTRIES];
 	uint32_t pdt_cursor;			/* round-robin slot search */
+
+	/* MR of each PD-table slot, for lkey translation on the data path.
+	 * Written under lock and pdt_lock (write); read under pdt_lock. */
+	pthread_rwlock_t pdt_lock;
+	struct ernic_mr *pdt_mr[ERNIC_PDT_ENTRIES];
 };
 
 struct ernic_context {
@@ -72,22 +83,96 @@ struct ernic_mr {
 	struct verbs_mr vmr;
 	uint32_t slot;
 	uint64_t bus;
+	uint64_t iova;			/* the MR's address as keys see it */
+};
+
+struct ernic_qp;
+
+/* A QP whose completions an ibv_cq reports. */
+enum { ERNIC_CQ_SEND = 1, ERNIC_CQ_RECV = 2 };
+struct ernic_cq_ent {
+	struct ernic_qp *qp;
+	uint32_t roles;			/* ERNIC_CQ_SEND / _RECV */
 };
 
 struct ernic_cq {
 	struct verbs_cq vcq;
 	int nqp;			/* QPs using it, under dev->lock */
+	pthread_mutex_t lock;		/* ents, nents, cursor */
+	uint32_t nents, cursor;
+	struct ernic_cq_ent ents[ERNIC_C_NUM_QP_MAX];
+};
+
+/* Shadow of one SQ slot: what the 16-bit WQE WRID stands for. */
+enum {
+	ERNIC_SWQE_SIGNALED = 1 << 0,
+	ERNIC_SWQE_LAST = 1 << 1,	/* last WQE of a work request */
+};
+struct ernic_swqe {
+	uint64_t wr_id;
+	uint32_t length;		/* bytes of the whole work request */
+	uint8_t opcode;			/* Table 2-1 OPCODE of the request */
+	uint8_t flags;
+};
+
+/* A posted receive work request (ERNIC has no receive WQEs). */
+struct ernic_rwqe {
+	uint64_t wr_id;
+	uint8_t *va;			/* host view of the buffer */
+	uint32_t length;
+};
+
+/* An ibv_qp_ex work request waiting for its data (wr_set_*). */
+struct ernic_qx_op {
+	bool pending;
+	enum ibv_wr_opcode opcode;
+	uint64_t wr_id;
+	unsigned int flags;
+	uint32_t imm;			/* IMMDT value */
+	uint64_t raddr;
+	uint32_t rkey;
 };
 
 struct ernic_qp {
 	struct verbs_qp vqp;
 	uint32_t idx;			/* ERNIC QP index = QP number */
 	struct ernic_dma sq, cq, rq;
-	uint32_t sq_depth, rq_depth;
+	uint32_t sq_depth, rq_depth;	/* ring slots (QDEPTH) */
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;
 	struct ibv_qp_attr attr;	/* shadow of what modify_qp set */
 	uint32_t qpconf;		/* last QPCONF written */
+
+	/* Data path state visible without dev->lock. */
+	_Atomic int dp_state;		/* enum ibv_qp_state */
+	atomic_bool err;		/* QP in error: flush everything */
+	_Atomic uint32_t dest_qpn;
+
+	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and
+	 * not yet retired; the CQ ring is read at sq_ci too (same depth,
+	 * same order). */
+	pthread_mutex_t sq_lock;
+	struct ernic_dma inl;		/* 16 B inline bounce per SQ slot */
+	struct ernic_swqe *swqe;	/* sq_depth shadows */
+	uint32_t sq_pi, sq_ci;
+	bool sq_flushing;		/* device done: retire by software */
+	bool sq_skip;			/* drop slots up to the next LAST */
+	uint64_t sq_check_ns;		/* next STATQP look while idle */
+	uint32_t qx_start;		/* sq_pi at wr_start */
+	int qx_err;			/* first error of the batch */
+	bool qx_flush;			/* batch posted to a QP in error */
+	struct ernic_qx_op qx;
+
+	/* Receive side, under rq_lock. */
+	pthread_mutex_t rq_lock;
+	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
+	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
+	uint32_t rq_ci;			/* next RQ element = RQCI */
+	uint32_t immq_ci;		/* next IMMQ entry */
+	uint32_t msg_len;		/* bytes of the SEND being received */
+	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
+	bool msg_ovfl;			/* it does not fit the receive buffer */
+	uint64_t rq_check_ns;
 };
 
 static inline struct ernic_context *to_ectx(struct ibv_context *c)
@@ -118,6 +203,11 @@ static inline struct ernic_cq *to_ecq(struct ibv_cq *c)
 }
 
 static inline struct ernic_qp *to_eqp(struct ibv_qp *q)
+{
+	return (struct ernic_qp *)q;
+}
+
+static inline struct ernic_qp *qx_to_eqp(struct ibv_qp_ex *q)
 {
 	return (struct ernic_qp *)q;
 }
@@ -194,6 +284,70 @@ static inline volatile uint32_t *ernic_rq_db_va(struct ernic_dev *dev,
 	return (volatile uint32_t *)((char *)ernic_cq_db_va(dev, i) +
 				     ERNIC_DB_RQ_OFF);
 }
+
+/*
+ * verbs_qp.comp_mask bit saying qp_ex is valid (rdma-core driver.h
+ * VERBS_QP_EX); ibv_qp_to_qp_ex() tests it.
+ */
+#define ERNIC_VERBS_QP_EX (1u << 1)
+
+/* Device-written words: acquire, so what the IP wrote before them
+ * (CQEs, RQ elements, RXLEN, IMMQ entries) is visible. */
+static inline uint32_t ernic_db_load(const volatile uint32_t *p)
+{
+	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)p,
+				    memory_order_acquire);
+}
+
+/* Software-written word the IP reads: release, after our reads. */
+static inline void ernic_db_store(volatile uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
+			      memory_order_release);
+}
+
+/* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0
+ * or EINVAL (unknown key, other PD, range outside the MR, or missing
+ * IBV_ACCESS_LOCAL_WRITE when need_write). Caller holds pdt_lock (read). */
+int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
+		       uint64_t addr, uint64_t len, bool need_write,
+		       uint64_t *bus, uint8_t **va);
+
+/* ernic_post.c: send queue */
+int ernic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+/* IBV_QP_EX_WITH_* the qp_ex API supports */
+#define ERNIC_QP_EX_SEND_OPS \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_SEND_WITH_INV)
+void ernic_qp_ex_init(struct ernic_qp *qp, uint64_t send_ops_flags);
+
+/* ernic_recv.c: posted receives and the RX side band */
+int ernic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
+/* Completions of QP's receive side, at most max. Caller holds rq_lock. */
+int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
+		  struct ibv_wc *wc, int max);
+
+/* ernic_cq.c: report completions of qp (roles) through cq / stop. */
+void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles);
+void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp);
+
+/* ernic_poll.c: completions */
+int ernic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+/* While QP work is outstanding and nothing moves: has the IP put the QP
+ * into FATAL (STATQPi)? Looks at most once a millisecond per *next_ns. */
+bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
+			  uint64_t *next_ns);
+/* One work completion with every field set. */
+void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
+		   uint64_t wr_id, enum ibv_wc_status status,
+		   enum ibv_wc_opcode opcode, uint32_t byte_len);
+
+/* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
+void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
+		       const struct ibv_qp_attr *attr);
 
 /* Provider log: stderr, only when ERNIC_DEBUG is set or for errors. */
 void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -3,7 +3,8 @@
  * Completion queues. ERNIC has no CQ object of its own: every QP owns a
  * completion ring (CQBAi, as deep as its SQ) and an RQ doorbell. An
  * ibv_cq is the provider's view over the rings of the QPs attached to
- * it, so creating one programs no register.
+ * it, so creating one programs no register. It keeps the list of QPs
+ * whose send and/or receive completions it reports (ernic_poll.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	verbs_init_cq(&cq->vcq.cq, context, channel, NULL);
+	pthread_mutex_init(&cq->lock, NULL);
+	/* Completions are made when polled, from the QPs' rings: the CQ
+	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
 	return &cq->vcq.cq;
 }
@@ -42,6 +46,38 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&dev->lock);
 	if (busy)
 		return EBUSY;
+	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 	return 0;
+}
+
+void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
+{
+	uint32_t k;
+
+	pthread_mutex_lock(&cq->lock);
+	for (k = 0; k < cq->nents && cq->ents[k].qp != qp; k++)
+		;
+	/* At most one entry per QP, and a device has fewer QPs than ents. */
+	if (k == cq->nents) {
+		cq->ents[k].qp = qp;
+		cq->ents[k].roles = 0;
+		cq->nents++;
+	}
+	cq->ents[k].roles |= roles;
+	pthread_mutex_unlock(&cq->lock);
+}
+
+void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
+{
+	pthread_mutex_lock(&cq->lock);
+	for (uint32_t k = 0; k < cq->nents; k++) {
+		if (cq->ents[k].qp != qp)
+			continue;
+		cq->ents[k] = cq->ents[--cq->nents];
+		break;
+	}
+	if (cq->cursor >= cq->nents)
+		cq->cursor = 0;
+	pthread_mutex_unlock(&cq->lock);
 }

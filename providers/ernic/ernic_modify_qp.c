@@ -150,12 +150,15 @@ static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
 	memset(qp->sq.va, 0, qp->sq.len);
 	memset(qp->cq.va, 0, qp->cq.len);
 	*ernic_cq_db_va(dev, i) = 0;
-	*ernic_rq_db_va(dev, i) = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_WPTR / 4] = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_WPTR / 4] = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_CI / 4] = 0;
 
 	ernic_wr64(acc, ERNIC_QP(i, ERNIC_RQBA), ERNIC_QP(i, ERNIC_RQBAMSB),
 		   qp->rq.bus);
 	ernic_wr64(acc, ERNIC_QP(i, ERNIC_SQBA), ERNIC_QP(i, ERNIC_SQBAMSB),
 		   qp->sq.bus);
+	/* QDEPTH RQ is the element ring (ernic_qp.c), not max_recv_wr. */
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QDEPTH),
 		 ERNIC_FIELD_PREP(ERNIC_QDEPTH_SQ, qp->sq_depth) |
 			 ERNIC_FIELD_PREP(ERNIC_QDEPTH_RQ, qp->rq_depth));
@@ -343,6 +346,7 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		memset(&m, 0, sizeof(m));
 	}
 	qp->attr = m;
+	ernic_qp_dp_state(qp, next, &m);
 out:
 	pthread_mutex_unlock(&dev->lock);
 	return ret;

@@ -171,9 +171,9 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 		 (access & ERNIC_ACCESS_REMOTE) ?
 			 ERNIC_FIELD_PREP(ERNIC_BUFRKEY_KEY, gen) : 0);
 	pd->refcnt++;
-	pthread_mutex_unlock(&dev->lock);
 
 	mr->slot = slot;
+	mr->iova = hca_va;
 	mr->vmr.mr_type = IBV_MR_TYPE_MR;
 	mr->vmr.access = access;
 	mr->vmr.ibv_mr.context = ibpd->context;
@@ -183,6 +183,11 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->vmr.ibv_mr.handle = slot;
 	mr->vmr.ibv_mr.lkey = key;
 	mr->vmr.ibv_mr.rkey = key;
+	/* Visible to lkey translation only once complete. */
+	pthread_rwlock_wrlock(&dev->pdt_lock);
+	dev->pdt_mr[slot] = mr;
+	pthread_rwlock_unlock(&dev->pdt_lock);
+	pthread_mutex_unlock(&dev->lock);
 	return &mr->vmr.ibv_mr;
 
 err_unlock:
@@ -198,6 +203,10 @@ int ernic_dereg_mr(struct verbs_mr *vmr)
 	struct ernic_dev *dev = ctx_dev(vmr->ibv_mr.context);
 
 	pthread_mutex_lock(&dev->lock);
+	/* No post may translate this lkey once dereg returns. */
+	pthread_rwlock_wrlock(&dev->pdt_lock);
+	dev->pdt_mr[mr->slot] = NULL;
+	pthread_rwlock_unlock(&dev->pdt_lock);
 	slot_clear(dev, mr->slot);
 	dev->acc->ops->unmap_user(dev->acc, mr->bus, vmr->ibv_mr.length);
 	dev->pdt_used[mr->slot] = false;
@@ -207,3 +216,27 @@ int ernic_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+
+int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
+		       uint64_t addr, uint64_t len, bool need_write,
+		       uint64_t *bus, uint8_t **va)
+{
+	struct ernic_mr *mr = dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)];
+	uint64_t off;
+
+	/* The whole key matches: slot, generation and zero reserved bits. */
+	if (!mr || mr->vmr.ibv_mr.lkey != lkey || mr->vmr.ibv_mr.pd != pd)
+		return EINVAL;
+	if (addr < mr->iova || addr - mr->iova > mr->vmr.ibv_mr.length ||
+	    len > mr->vmr.ibv_mr.length - (addr - mr->iova))
+		return EINVAL;
+	/* The IP writes the buffer (READ responses, received data). */
+	if (need_write && !(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	off = addr - mr->iova;
+	if (bus)
+		*bus = mr->bus + off;
+	if (va)
+		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
+	return 0;
+}

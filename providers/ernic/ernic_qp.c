@@ -27,9 +27,13 @@ static int check_cap(struct ibv_qp_cap *cap)
 static int check_init_attr(struct ibv_context *context,
 			   struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD;
+	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (attr->comp_mask & ~known)
+		return EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~(uint64_t)ERNIC_QP_EX_SEND_OPS))
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context)
@@ -68,12 +72,67 @@ static int alloc_rings(struct ernic_dev *dev, struct ernic_qp *qp)
 		ret = acc->ops->dma_alloc(acc,
 					  (size_t)qp->sq_depth * ERNIC_CQE_SIZE,
 					  ERNIC_CQ_ALIGN, &qp->cq);
+	/* Elements, then the RX side band (RXLEN, IMMQ): ernic_hw.h. */
 	if (!ret)
 		ret = acc->ops->dma_alloc(acc,
-					  (size_t)qp->rq_depth *
-						  ERNIC_RQ_ELEM_SIZE,
+					  ernic_rq_block_size(qp->rq_depth,
+							      ERNIC_RQ_ELEM_SIZE),
 					  ERNIC_RQ_ALIGN, &qp->rq);
+	/* Inline WRITE payloads: the IP reads them from LADDR. */
+	if (!ret)
+		ret = acc->ops->dma_alloc(acc,
+					  (size_t)qp->sq_depth * ERNIC_MAX_INLINE,
+					  ERNIC_SQ_ALIGN, &qp->inl);
 	return ret;
+}
+
+static void put_rings(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	ernic_dma_put(dev, &qp->inl);
+	ernic_dma_put(dev, &qp->rq);
+	ernic_dma_put(dev, &qp->cq);
+	ernic_dma_put(dev, &qp->sq);
+}
+
+static void free_qp(struct ernic_qp *qp)
+{
+	pthread_mutex_destroy(&qp->sq_lock);
+	pthread_mutex_destroy(&qp->rq_lock);
+	free(qp->swqe);
+	free(qp->rwqe);
+	free(qp);
+}
+
+static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
+{
+	struct ernic_qp *qp = calloc(1, sizeof(*qp));
+	uint32_t rq_ring;
+
+	if (!qp)
+		return NULL;
+	/* Rings hold depth - 1 entries: producer == consumer means empty. */
+	qp->sq_depth = cap->max_send_wr + 1;
+	qp->rwqe_depth = cap->max_recv_wr + 1;
+	/* A multi-packet SEND takes one element per packet, consumed as the
+	 * packets arrive: the RQ ring need not follow max_recv_wr. */
+	rq_ring = cap->max_recv_wr + 1;
+	if (rq_ring < ERNIC_RQ_RING_MIN)
+		rq_ring = ERNIC_RQ_RING_MIN;
+	if (rq_ring > ERNIC_RQ_RING_MAX)
+		rq_ring = ERNIC_RQ_RING_MAX;
+	qp->rq_depth = rq_ring;
+	pthread_mutex_init(&qp->sq_lock, NULL);
+	pthread_mutex_init(&qp->rq_lock, NULL);
+	qp->swqe = calloc(qp->sq_depth, sizeof(*qp->swqe));
+	qp->rwqe = calloc(qp->rwqe_depth, sizeof(*qp->rwqe));
+	if (!qp->swqe || !qp->rwqe) {
+		free_qp(qp);
+		return NULL;
+	}
+	atomic_init(&qp->dp_state, IBV_QPS_RESET);
+	atomic_init(&qp->err, false);
+	atomic_init(&qp->dest_qpn, 0);
+	return qp;
 }
 
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
@@ -88,14 +147,11 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		errno = ret;
 		return NULL;
 	}
-	qp = calloc(1, sizeof(*qp));
+	qp = alloc_qp(&attr->cap);
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Rings hold depth - 1 entries: producer == consumer means empty. */
-	qp->sq_depth = attr->cap.max_send_wr + 1;
-	qp->rq_depth = attr->cap.max_recv_wr + 1;
 	qp->cap.max_send_wr = attr->cap.max_send_wr;
 	qp->cap.max_recv_wr = attr->cap.max_recv_wr;
 	qp->cap.max_send_sge = ERNIC_MAX_SGE;
@@ -113,16 +169,17 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 			to_epd(attr->pd)->refcnt++;
 			to_ecq(attr->send_cq)->nqp++;
 			to_ecq(attr->recv_cq)->nqp++;
+			ernic_cq_attach(to_ecq(attr->send_cq), qp,
+					ERNIC_CQ_SEND);
+			ernic_cq_attach(to_ecq(attr->recv_cq), qp,
+					ERNIC_CQ_RECV);
 		}
 	}
-	if (ret) {
-		ernic_dma_put(dev, &qp->rq);
-		ernic_dma_put(dev, &qp->cq);
-		ernic_dma_put(dev, &qp->sq);
-	}
+	if (ret)
+		put_rings(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
 	if (ret) {
-		free(qp);
+		free_qp(qp);
 		errno = ret;
 		return NULL;
 	}
@@ -146,6 +203,8 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	pthread_mutex_init(&ibqp->mutex, NULL);
 	pthread_cond_init(&ibqp->cond, NULL);
 	qp->attr.qp_state = IBV_QPS_RESET;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		ernic_qp_ex_init(qp, attr->send_ops_flags);
 	return ibqp;
 }
 
@@ -222,9 +281,12 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 		ernic_wr(acc, ERNIC_QP(i, ERNIC_STATMSN), 0);
 	}
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), ERNIC_QPCONF_QP_UNDER_RECOVERY);
-	/* The doorbell values the IP wrote live in our pool: clear them too. */
+	/* The doorbell values the IP wrote live in our pool: clear them too,
+	 * with the RX side-band words next to the RQ write pointer. */
 	*ernic_cq_db_va(dev, i) = 0;
-	*ernic_rq_db_va(dev, i) = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_WPTR / 4] = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_WPTR / 4] = 0;
+	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_CI / 4] = 0;
 
 	/* Step 5: override off. */
 	ernic_wr(acc, ERNIC_XRNICADCONF, adconf);
@@ -236,12 +298,13 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	struct ernic_dev *dev = ctx_dev(ibqp->context);
 
 	pthread_mutex_lock(&dev->lock);
+	/* No poll_cq looks at the QP once it is off its CQs' lists. */
+	ernic_cq_detach(to_ecq(ibqp->send_cq), qp);
+	ernic_cq_detach(to_ecq(ibqp->recv_cq), qp);
 	if (qp->attr.qp_state != IBV_QPS_RESET)
 		ernic_qp_hw_reset(dev, qp->idx);
 	/* Step 6: free the queues. */
-	ernic_dma_put(dev, &qp->rq);
-	ernic_dma_put(dev, &qp->cq);
-	ernic_dma_put(dev, &qp->sq);
+	put_rings(dev, qp);
 	dev->qp_used[qp->idx] = 0;
 	to_epd(ibqp->pd)->refcnt--;
 	to_ecq(ibqp->send_cq)->nqp--;
@@ -250,8 +313,30 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 
 	pthread_cond_destroy(&ibqp->cond);
 	pthread_mutex_destroy(&ibqp->mutex);
-	free(qp);
+	free_qp(qp);
 	return 0;
+}
+
+void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
+		       const struct ibv_qp_attr *attr)
+{
+	if (next == IBV_QPS_RESET) {
+		/* IBTA: RESET empties both queues without completions. */
+		pthread_mutex_lock(&qp->sq_lock);
+		qp->sq_pi = qp->sq_ci = 0;
+		qp->sq_flushing = qp->sq_skip = false;
+		pthread_mutex_unlock(&qp->sq_lock);
+		pthread_mutex_lock(&qp->rq_lock);
+		qp->rwqe_pi = qp->rwqe_ci = 0;
+		qp->rq_ci = qp->immq_ci = qp->msg_len = 0;
+		qp->msg_active = qp->msg_ovfl = false;
+		pthread_mutex_unlock(&qp->rq_lock);
+		atomic_store(&qp->err, false);
+	} else if (next == IBV_QPS_ERR) {
+		atomic_store(&qp->err, true);
+	}
+	atomic_store(&qp->dest_qpn, attr->dest_qp_num);
+	atomic_store(&qp->dp_state, next);
 }
 
 int ernic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * poll_cq: one ibv_cq over the per-QP ERNIC completion rings of the QPs
+ * that send through it and the receive sides (ernic_recv.c) of the QPs
+ * that receive through it. Completions are made when polled, so a CQ
+ * never overruns.
+ *
+ * Send side: the IP writes 4-byte CQEs (PG332 Table 2-2) in SQ order and
+ * then the CQ write index to the doorbell word at CQDBADDi (PG332
+ * "Processing WQE Completions"). An ERRFLAG CQE ends the QP; its reason
+ * is the NAK syndrome in STATQPi (ernic_hw.h "Error completions"), and
+ * everything posted after it is flushed in software.
+ */
+#include <endian.h>
+#include <time.h>
+
+#include "ernic.h"
+
+/* Table 2-2 / Table 2-1 OPCODE -> work completion opcode */
+static const struct {
+	bool ok;
+	enum ibv_wc_opcode wc;
+} cqe_op[] = {
+	[ERNIC_OP_RDMA_WRITE] = { true, IBV_WC_RDMA_WRITE },
+	[ERNIC_OP_RDMA_WRITE_IMM] = { true, IBV_WC_RDMA_WRITE },
+	[ERNIC_OP_SEND] = { true, IBV_WC_SEND },
+	[ERNIC_OP_SEND_IMM] = { true, IBV_WC_SEND },
+	[ERNIC_OP_RDMA_READ] = { true, IBV_WC_RDMA_READ },
+	[ERNIC_OP_SEND_INV] = { true, IBV_WC_SEND },
+};
+
+/* STATQPi NAK syndrome (AETH syndrome, 7 bits) -> status; first match. */
+static const struct {
+	uint8_t mask, value;
+	enum ibv_wc_status status;
+} syn_map[] = {
+	{ 0x7F, 0x61, IBV_WC_REM_INV_REQ_ERR },	/* NAK invalid request */
+	{ 0x7F, 0x62, IBV_WC_REM_ACCESS_ERR },	/* NAK remote access */
+	{ 0x7F, 0x63, IBV_WC_REM_OP_ERR },	/* NAK remote operational */
+	{ 0x7F, 0x64, IBV_WC_REM_INV_RD_REQ_ERR }, /* NAK invalid RD request */
+	{ 0x7F, 0x60, IBV_WC_RETRY_EXC_ERR },	/* PSN sequence NAKs */
+	{ 0x60, 0x20, IBV_WC_RNR_RETRY_EXC_ERR }, /* RNR NAK */
+	{ 0x7F, 0x00, IBV_WC_RETRY_EXC_ERR },	/* transport timeout */
+};
+
+static enum ibv_wc_status syndrome_status(uint32_t syn)
+{
+	for (size_t k = 0; k < sizeof(syn_map) / sizeof(syn_map[0]); k++)
+		if ((syn & syn_map[k].mask) == syn_map[k].value)
+			return syn_map[k].status;
+	return IBV_WC_GENERAL_ERR;
+}
+
+static enum ibv_wc_opcode wc_opcode(uint32_t op, const struct ernic_swqe *sw)
+{
+	if (op >= sizeof(cqe_op) / sizeof(cqe_op[0]) || !cqe_op[op].ok)
+		op = sw->opcode;
+	return cqe_op[op].wc;
+}
+
+void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
+		   uint64_t wr_id, enum ibv_wc_status status,
+		   enum ibv_wc_opcode opcode, uint32_t byte_len)
+{
+	*wc = (struct ibv_wc){
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->idx,
+		.src_qp = atomic_load(&qp->dest_qpn),
+	};
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
+			  uint64_t *next_ns)
+{
+	int st = atomic_load(&qp->dp_state);
+	uint64_t now;
+
+	/* Only an enabled QP can go FATAL; a register read costs. */
+	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS)
+		return false;
+	now = now_ns();
+	if (now < *next_ns)
+		return false;
+	*next_ns = now + 1000000u;
+	if (!(ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP)) &
+	      ERNIC_STATQP_FATAL))
+		return false;
+	atomic_store(&qp->err, true);
+	return true;
+}
+
+/* The CQE at sq_ci. Returns 1 when it makes a work completion. */
+static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
+		  struct ibv_wc *wc)
+{
+	const uint32_t slot = qp->sq_ci;
+	const struct ernic_swqe *sw = &qp->swqe[slot];
+	const uint32_t cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
+	const uint32_t wrid = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
+	const uint32_t op = ERNIC_FIELD_GET(ERNIC_CQE_OPCODE, cqe);
+	uint32_t syn;
+
+	if (wrid != slot)
+		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
+	qp->sq_ci = (slot + 1) % qp->sq_depth;
+	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe)) {
+		/* Error completions are reported signaled or not. */
+		syn = ERNIC_FIELD_GET(ERNIC_STATQP_NAK_SYNDROME,
+				      ernic_rd(dev->acc,
+					       ERNIC_QP(qp->idx, ERNIC_STATQP)));
+		atomic_store(&qp->err, true);
+		qp->sq_flushing = true;
+		/* The rest of this request is not reported again. */
+		qp->sq_skip = !(sw->flags & ERNIC_SWQE_LAST);
+		ernic_wc_fill(wc, qp, sw->wr_id, syndrome_status(syn),
+			      wc_opcode(op, sw), 0);
+		wc->vendor_err = syn;
+		return 1;
+	}
+	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
+	    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED))
+		return 0;
+	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_SUCCESS, wc_opcode(op, sw),
+		      sw->length);
+	return 1;
+}
+
+/* Retire sq_ci in software: one flush completion per work request. */
+static int sq_flush_one(struct ernic_qp *qp, struct ibv_wc *wc)
+{
+	const struct ernic_swqe *sw = &qp->swqe[qp->sq_ci];
+
+	qp->sq_ci = (qp->sq_ci + 1) % qp->sq_depth;
+	if (!(sw->flags & ERNIC_SWQE_LAST))
+		return 0;
+	if (qp->sq_skip) {
+		qp->sq_skip = false;
+		return 0;
+	}
+	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_WR_FLUSH_ERR,
+		      cqe_op[sw->opcode].wc, 0);
+	return 1;
+}
+
+static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
+		   struct ibv_wc *wc, int max)
+{
+	volatile uint32_t *db = ernic_cq_db_va(dev, qp->idx);
+	bool moved = false;
+	int n = 0;
+
+	while (!qp->sq_flushing && n < max) {
+		/* Acquire: the CQEs before the index are in memory. */
+		uint32_t wi = ernic_db_load(db);
+
+		if (wi >= qp->sq_depth) {
+			ernic_log("QP %u: CQ write index %u beyond depth %u",
+				  qp->idx, wi, qp->sq_depth);
+			break;
+		}
+		while (qp->sq_ci != wi && n < max && !qp->sq_flushing) {
+			n += sq_cqe(dev, qp, &wc[n]);
+			moved = true;
+		}
+		if (qp->sq_flushing || n == max)
+			break;
+		if (!atomic_load(&qp->err)) {
+			/* Idle with work posted: did the QP die silently? */
+			if (moved || qp->sq_ci == qp->sq_pi ||
+			    !ernic_qp_check_fatal(dev, qp, &qp->sq_check_ns))
+				break;
+			continue;
+		}
+		/* In error: what the IP completed before it stopped is
+		 * reported; the rest is flushed. */
+		if (ernic_db_load(db) == qp->sq_ci)
+			qp->sq_flushing = true;
+	}
+	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
+		n += sq_flush_one(qp, &wc[n]);
+	return n;
+}
+
+int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+	struct ernic_dev *dev = ctx_dev(ibcq->context);
+	uint32_t count, start;
+	int n = 0;
+
+	if (ne <= 0)
+		return 0;
+	pthread_mutex_lock(&cq->lock);
+	count = cq->nents;
+	start = cq->cursor;
+	for (uint32_t k = 0; k < count && n < ne; k++) {
+		const struct ernic_cq_ent *ent = &cq->ents[(start + k) % count];
+		struct ernic_qp *qp = ent->qp;
+
+		if (ent->roles & ERNIC_CQ_SEND) {
+			pthread_mutex_lock(&qp->sq_lock);
+			n += sq_poll(dev, qp, &wc[n], ne - n);
+			pthread_mutex_unlock(&qp->sq_lock);
+		}
+		if ((ent->roles & ERNIC_CQ_RECV) && n < ne) {
+			pthread_mutex_lock(&qp->rq_lock);
+			n += ernic_rq_poll(dev, qp, &wc[n], ne - n);
+			pthread_mutex_unlock(&qp->rq_lock);
+		}
+	}
+	/* Start with the next QP next time: no QP starves the others. */
+	if (count)
+		cq->cursor = (start + 1) % count;
+	pthread_mutex_unlock(&cq->lock);
+	return n;
+}

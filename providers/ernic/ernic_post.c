@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Send queue: work requests become 64-byte WQEs (PG332 Table 2-1) in the
+ * SQ ring at SQPIi, then one SQPIi doorbell per call (PG332 ch.6 "WQE SQ
+ * Posting"). The 16-bit WQE WRID is the SQ slot; a shadow per slot keeps
+ * the 64-bit wr_id and what the completion must report.
+ *
+ * A work request the WQE format cannot carry whole is split over
+ * consecutive WQEs: one per SGE and per ERNIC_MAX_MSG_SIZE of RDMA
+ * WRITE/READ (PG332 "Unsupported Features": DMA length > 8 MB). Only the
+ * last WQE of a request carries its signaled flag and immediate data.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ernic.h"
+
+enum op_kind { OPK_SEND, OPK_WRITE, OPK_READ };
+
+/* ibv_wr_opcode -> Table 2-1 OPCODE */
+static const struct {
+	bool ok;
+	uint8_t hw;
+	uint8_t kind;
+	bool imm;		/* IMMDT carries ImmDt or the IETH R_Key */
+} op_map[] = {
+	[IBV_WR_RDMA_WRITE] = { true, ERNIC_OP_RDMA_WRITE, OPK_WRITE, false },
+	[IBV_WR_RDMA_WRITE_WITH_IMM] = { true, ERNIC_OP_RDMA_WRITE_IMM,
+					 OPK_WRITE, true },
+	[IBV_WR_SEND] = { true, ERNIC_OP_SEND, OPK_SEND, false },
+	[IBV_WR_SEND_WITH_IMM] = { true, ERNIC_OP_SEND_IMM, OPK_SEND, true },
+	[IBV_WR_RDMA_READ] = { true, ERNIC_OP_RDMA_READ, OPK_READ, false },
+	[IBV_WR_SEND_WITH_INV] = { true, ERNIC_OP_SEND_INV, OPK_SEND, true },
+};
+
+#define ERNIC_SEND_FLAGS \
+	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
+	 IBV_SEND_INLINE)
+
+/* One work request, from ibv_send_wr or from the ibv_qp_ex calls. */
+struct ernic_wr {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned int flags;
+	uint32_t imm;			/* IMMDT value, host order */
+	uint64_t raddr;
+	uint32_t rkey;
+	const struct ibv_sge *sge;	/* data, or inline data when INLINE */
+	size_t num_sge;
+	const struct ibv_data_buf *buf;	/* inline data (qp_ex), or NULL */
+	size_t num_buf;
+};
+
+static size_t seg_count(const struct ernic_wr *w)
+{
+	return w->buf ? w->num_buf : w->num_sge;
+}
+
+/* Inline segment k: the address is the data itself (verbs). */
+static const void *inl_seg(const struct ernic_wr *w, size_t k, size_t *len)
+{
+	if (w->buf) {
+		*len = w->buf[k].length;
+		return w->buf[k].addr;
+	}
+	*len = w->sge[k].length;
+	return (const void *)(uintptr_t)w->sge[k].addr;
+}
+
+static uint32_t sq_room(const struct ernic_qp *qp)
+{
+	return (qp->sq_ci + qp->sq_depth - qp->sq_pi - 1) % qp->sq_depth;
+}
+
+static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
+		    const struct ernic_wr *w, uint32_t len, uint8_t flags)
+{
+	const uint32_t slot = qp->sq_pi;
+	struct ernic_swqe *sw = &qp->swqe[slot];
+
+	wqe->wrid = htole16((uint16_t)slot);
+	memcpy((uint8_t *)qp->sq.va + (size_t)slot * ERNIC_WQE_SIZE, wqe,
+	       sizeof(*wqe));
+	sw->wr_id = w->wr_id;
+	sw->length = len;
+	sw->opcode = op_map[w->opcode].hw;
+	sw->flags = flags;
+	qp->sq_pi = (slot + 1) % qp->sq_depth;
+}
+
+/* SEND: payloads up to 16 B always travel in SDATA (Table 2-1), gathered
+ * here; a longer one needs a single buffer, LADDR. */
+static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
+		      const struct ernic_wr *w, struct ernic_wqe *wqe,
+		      uint64_t *total)
+{
+	const bool inl = w->flags & IBV_SEND_INLINE;
+	uint64_t sum = 0, bus;
+
+	for (size_t k = 0; k < seg_count(w); k++) {
+		const void *src = NULL;
+		uint8_t *va;
+		size_t len;
+
+		if (inl) {
+			src = inl_seg(w, k, &len);
+		} else {
+			len = w->sge[k].length;
+			if (len && sum + len <= ERNIC_WQE_SDATA_SIZE) {
+				if (ernic_mr_translate(dev, qp->vqp.qp.pd,
+						       w->sge[k].lkey,
+						       w->sge[k].addr, len,
+						       false, NULL, &va))
+					return EINVAL;
+				src = va;
+			}
+		}
+		if (len > ERNIC_MAX_WR_LEN - sum)
+			return EINVAL;
+		if (len && sum + len <= ERNIC_WQE_SDATA_SIZE)
+			memcpy(wqe->sdata + sum, src, len);
+		sum += len;
+	}
+	/* Zero-length SENDs are unsupported (PG332 "Unsupported Features"),
+	 * and neither are messages over 8 MB. */
+	if (!sum || sum > ERNIC_MAX_MSG_SIZE)
+		return EINVAL;
+	if (sum > ERNIC_WQE_SDATA_SIZE) {
+		if (inl || w->num_sge != 1 ||
+		    ernic_mr_translate(dev, qp->vqp.qp.pd, w->sge[0].lkey,
+				       w->sge[0].addr, sum, false, &bus, NULL))
+			return EINVAL;
+		wqe->laddr = htole64(bus);
+	}
+	wqe->length = htole32((uint32_t)sum);
+	*total = sum;
+	return 0;
+}
+
+/* WQEs an RDMA WRITE/READ takes, after checking every SGE. */
+static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
+		     const struct ernic_wr *w, uint32_t *nwqe, uint64_t *total)
+{
+	const bool read = op_map[w->opcode].kind == OPK_READ;
+	uint64_t sum = 0, n = 0;
+
+	for (size_t k = 0; k < w->num_sge; k++) {
+		const struct ibv_sge *s = &w->sge[k];
+
+		if (!s->length)
+			continue;
+		/* READ data lands in the buffer: it needs local write. */
+		if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
+				       s->length, read, NULL, NULL))
+			return EINVAL;
+		sum += s->length;
+		n += (s->length + ERNIC_MAX_MSG_SIZE - 1) / ERNIC_MAX_MSG_SIZE;
+	}
+	if (sum > ERNIC_MAX_WR_LEN || w->raddr + sum < w->raddr)
+		return EINVAL;
+	*nwqe = n ? (uint32_t)n : 1;	/* zero length: one empty WQE */
+	*total = sum;
+	return 0;
+}
+
+/* Consecutive WQEs at consecutive remote offsets; plan_rdma checked it
+ * all under the same pdt_lock, so translation cannot fail here. */
+static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
+		      const struct ernic_wr *w, uint32_t nwqe, uint64_t total,
+		      uint8_t sig)
+{
+	uint64_t roff = 0;
+	uint32_t done = 0;
+	size_t k = 0;
+
+	do {
+		const struct ibv_sge *s = NULL;
+		uint64_t sge_off = 0;
+
+		while (k < w->num_sge && !w->sge[k].length)
+			k++;
+		if (k < w->num_sge)
+			s = &w->sge[k];
+		do {
+			struct ernic_wqe wqe = { 0 };
+			bool last = done + 1 == nwqe;
+			uint64_t len = 0, bus = 0;
+
+			if (s) {
+				len = s->length - sge_off;
+				if (len > ERNIC_MAX_MSG_SIZE)
+					len = ERNIC_MAX_MSG_SIZE;
+				ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey,
+						   s->addr + sge_off, len,
+						   false, &bus, NULL);
+			}
+			/* Only the last piece is WRITE_IMM (IBTA: the
+			 * immediate ends the message). */
+			wqe.opcode = op_map[w->opcode].hw;
+			if (wqe.opcode == ERNIC_OP_RDMA_WRITE_IMM && !last)
+				wqe.opcode = ERNIC_OP_RDMA_WRITE;
+			if (wqe.opcode == ERNIC_OP_RDMA_WRITE_IMM)
+				wqe.immdt = htole32(w->imm);
+			wqe.laddr = htole64(bus);
+			wqe.length = htole32((uint32_t)len);
+			wqe.roffset = htole64(w->raddr + roff);
+			wqe.rtag = htole32(w->rkey);
+			put_wqe(qp, &wqe, w, (uint32_t)total,
+				last ? ERNIC_SWQE_LAST | sig : 0);
+			roff += len;
+			sge_off += len;
+			done++;
+		} while (s && sge_off < s->length);
+		k++;
+	} while (done < nwqe);
+}
+
+/* Inline RDMA WRITE data (up to 16 B), gathered before anything is
+ * queued so that the caller may reuse its buffers at once. */
+static int gather_inline(const struct ernic_wr *w,
+			 uint8_t data[ERNIC_MAX_INLINE], uint64_t *total)
+{
+	size_t sum = 0;
+
+	for (size_t k = 0; k < seg_count(w); k++) {
+		size_t len;
+		const void *src = inl_seg(w, k, &len);
+
+		if (len > ERNIC_MAX_INLINE - sum)
+			return EINVAL;
+		if (len)
+			memcpy(data + sum, src, len);
+		sum += len;
+	}
+	if (w->raddr + sum < w->raddr)
+		return EINVAL;
+	*total = sum;
+	return 0;
+}
+
+/* The IP reads an inline WRITE's payload from the slot's bounce area. */
+static void emit_inline_write(struct ernic_qp *qp, const struct ernic_wr *w,
+			      const uint8_t *data, uint64_t total, uint8_t sig)
+{
+	const size_t off = (size_t)qp->sq_pi * ERNIC_MAX_INLINE;
+	struct ernic_wqe wqe = { 0 };
+
+	memcpy((uint8_t *)qp->inl.va + off, data, total);
+	wqe.opcode = op_map[w->opcode].hw;
+	if (op_map[w->opcode].imm)
+		wqe.immdt = htole32(w->imm);
+	wqe.laddr = htole64(total ? qp->inl.bus + off : 0);
+	wqe.length = htole32((uint32_t)total);
+	wqe.roffset = htole64(w->raddr);
+	wqe.rtag = htole32(w->rkey);
+	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+}
+
+/* Check one work request and queue its WQEs at sq_pi; on error nothing
+ * is queued. A QP in error gets only the shadow, flushed by poll_cq. */
+static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
+		    const struct ernic_wr *w, bool flush)
+{
+	const bool inl = w->flags & IBV_SEND_INLINE;
+	uint8_t data[ERNIC_MAX_INLINE];
+	struct ernic_wqe wqe = { 0 };
+	uint64_t total = 0;
+	uint32_t nwqe = 1;
+	uint8_t sig, kind;
+	int ret;
+
+	if ((unsigned int)w->opcode >= sizeof(op_map) / sizeof(op_map[0]) ||
+	    !op_map[w->opcode].ok || (w->flags & ~ERNIC_SEND_FLAGS))
+		return EINVAL;
+	kind = op_map[w->opcode].kind;
+	if (kind == OPK_READ && inl)
+		return EINVAL;
+	sig = ((w->flags & IBV_SEND_SIGNALED) || qp->sq_sig_all) ?
+		      ERNIC_SWQE_SIGNALED : 0;
+
+	if (kind == OPK_SEND) {
+		wqe.opcode = op_map[w->opcode].hw;
+		if (op_map[w->opcode].imm)
+			wqe.immdt = htole32(w->imm);
+		ret = build_send(dev, qp, w, &wqe, &total);
+	} else if (inl) {
+		ret = gather_inline(w, data, &total);
+	} else {
+		ret = plan_rdma(dev, qp, w, &nwqe, &total);
+	}
+	if (ret)
+		return ret;
+	if (flush)
+		nwqe = 1;
+	/* All pieces of a request or none. */
+	if (sq_room(qp) < nwqe)
+		return ENOMEM;
+
+	if (flush) {
+		qp->swqe[qp->sq_pi] = (struct ernic_swqe){
+			.wr_id = w->wr_id,
+			.length = (uint32_t)total,
+			.opcode = op_map[w->opcode].hw,
+			.flags = ERNIC_SWQE_LAST | sig,
+		};
+		qp->sq_pi = (qp->sq_pi + 1) % qp->sq_depth;
+	} else if (kind == OPK_SEND) {
+		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+	} else if (inl) {
+		emit_inline_write(qp, w, data, total, sig);
+	} else {
+		emit_rdma(dev, qp, w, nwqe, total, sig);
+	}
+	return 0;
+}
+
+/* Where posting goes: the IP (RTS), the flush path (error), or nowhere
+ * (IBTA: RESET, INIT and RTR refuse send work requests). */
+static int sq_state(struct ernic_qp *qp, bool *flush)
+{
+	int st = atomic_load(&qp->dp_state);
+
+	*flush = atomic_load(&qp->err) || st == IBV_QPS_ERR ||
+		 st == IBV_QPS_SQE;
+	if (!*flush && st != IBV_QPS_RTS)
+		return EINVAL;
+	return 0;
+}
+
+/* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
+ * the new producer index. */
+static void ring_sq(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	atomic_thread_fence(memory_order_release);
+	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
+		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, qp->sq_pi));
+}
+
+static void wr_from_send_wr(struct ernic_wr *w, const struct ibv_send_wr *wr)
+{
+	*w = (struct ernic_wr){
+		.wr_id = wr->wr_id,
+		.opcode = wr->opcode,
+		.flags = (unsigned int)wr->send_flags,
+		.raddr = wr->wr.rdma.remote_addr,
+		.rkey = wr->wr.rdma.rkey,
+		.sge = wr->sg_list,
+		.num_sge = wr->num_sge > 0 ? (size_t)wr->num_sge : 0,
+	};
+	/* IMMDT holds the header value; the wire carries it big-endian. */
+	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		w->imm = wr->invalidate_rkey;
+	else
+		w->imm = be32toh(wr->imm_data);
+}
+
+int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	uint32_t start;
+	bool flush;
+	int ret;
+
+	pthread_mutex_lock(&qp->sq_lock);
+	start = qp->sq_pi;
+	ret = sq_state(qp, &flush);
+	if (!ret) {
+		pthread_rwlock_rdlock(&dev->pdt_lock);
+		for (; wr; wr = wr->next) {
+			struct ernic_wr w;
+
+			wr_from_send_wr(&w, wr);
+			ret = wr->num_sge < 0 ? EINVAL :
+						post_one(dev, qp, &w, flush);
+			if (ret)
+				break;
+		}
+		pthread_rwlock_unlock(&dev->pdt_lock);
+	}
+	/* One doorbell for everything this call queued. */
+	if (qp->sq_pi != start && !flush)
+		ring_sq(dev, qp);
+	pthread_mutex_unlock(&qp->sq_lock);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/*
+ * ibv_qp_ex: wr_start locks the SQ; each wr_<opcode> opens a work request
+ * that the following wr_set_sge(_list) or wr_set_inline_data(_list)
+ * completes; the batch is rung by wr_complete, or dropped by wr_abort
+ * and on any error.
+ */
+static void qx_post(struct ernic_qp *qp, struct ernic_wr *w)
+{
+	struct ernic_dev *dev = ctx_dev(qp->vqp.qp.context);
+	int ret;
+
+	qp->qx.pending = false;
+	if (qp->qx_err)
+		return;
+	pthread_rwlock_rdlock(&dev->pdt_lock);
+	ret = post_one(dev, qp, w, qp->qx_flush);
+	pthread_rwlock_unlock(&dev->pdt_lock);
+	if (ret)
+		qp->qx_err = ret;
+}
+
+static void qx_wr(struct ernic_qp *qp, struct ernic_wr *w)
+{
+	*w = (struct ernic_wr){
+		.wr_id = qp->qx.wr_id,
+		.opcode = qp->qx.opcode,
+		.flags = qp->qx.flags,
+		.imm = qp->qx.imm,
+		.raddr = qp->qx.raddr,
+		.rkey = qp->qx.rkey,
+	};
+}
+
+/* A work request left without data has none (zero length). */
+static void qx_close(struct ernic_qp *qp)
+{
+	struct ernic_wr w;
+
+	if (!qp->qx.pending)
+		return;
+	qx_wr(qp, &w);
+	qx_post(qp, &w);
+}
+
+static void qx_open(struct ibv_qp_ex *qx, enum ibv_wr_opcode op, uint32_t rkey,
+		    uint64_t raddr, uint32_t imm)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+
+	qx_close(qp);
+	qp->qx = (struct ernic_qx_op){
+		.pending = true,
+		.opcode = op,
+		.wr_id = qx->wr_id,
+		.flags = qx->wr_flags,
+		.imm = imm,
+		.raddr = raddr,
+		.rkey = rkey,
+	};
+}
+
+static void qx_rdma_read(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	qx_open(qx, IBV_WR_RDMA_READ, rkey, raddr, 0);
+}
+
+static void qx_rdma_write(struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr)
+{
+	qx_open(qx, IBV_WR_RDMA_WRITE, rkey, raddr, 0);
+}
+
+static void qx_rdma_write_imm(struct ibv_qp_ex *qx, uint32_t rkey,
+			      uint64_t raddr, __be32 imm)
+{
+	qx_open(qx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, be32toh(imm));
+}
+
+static void qx_send(struct ibv_qp_ex *qx)
+{
+	qx_open(qx, IBV_WR_SEND, 0, 0, 0);
+}
+
+static void qx_send_imm(struct ibv_qp_ex *qx, __be32 imm)
+{
+	qx_open(qx, IBV_WR_SEND_WITH_IMM, 0, 0, be32toh(imm));
+}
+
+static void qx_send_inv(struct ibv_qp_ex *qx, uint32_t rkey)
+{
+	qx_open(qx, IBV_WR_SEND_WITH_INV, 0, 0, rkey);
+}
+
+static void qx_set_sge_list(struct ibv_qp_ex *qx, size_t num_sge,
+			    const struct ibv_sge *sg_list)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+	struct ernic_wr w;
+
+	if (!qp->qx.pending) {
+		qp->qx_err = qp->qx_err ? qp->qx_err : EINVAL;
+		return;
+	}
+	qx_wr(qp, &w);
+	w.flags &= ~(unsigned int)IBV_SEND_INLINE;
+	w.sge = sg_list;
+	w.num_sge = num_sge;
+	qx_post(qp, &w);
+}
+
+static void qx_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr,
+		       uint32_t length)
+{
+	const struct ibv_sge sge = { .addr = addr, .length = length,
+				     .lkey = lkey };
+
+	qx_set_sge_list(qx, 1, &sge);
+}
+
+static void qx_set_inline_data_list(struct ibv_qp_ex *qx, size_t num_buf,
+				    const struct ibv_data_buf *buf_list)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+	struct ernic_wr w;
+
+	if (!qp->qx.pending) {
+		qp->qx_err = qp->qx_err ? qp->qx_err : EINVAL;
+		return;
+	}
+	qx_wr(qp, &w);
+	w.flags |= IBV_SEND_INLINE;
+	w.buf = buf_list;
+	w.num_buf = num_buf;
+	qx_post(qp, &w);
+}
+
+static void qx_set_inline_data(struct ibv_qp_ex *qx, void *addr, size_t length)
+{
+	const struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	qx_set_inline_data_list(qx, 1, &buf);
+}
+
+static void qx_start(struct ibv_qp_ex *qx)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+
+	pthread_mutex_lock(&qp->sq_lock);
+	qp->qx_start = qp->sq_pi;
+	qp->qx.pending = false;
+	qp->qx_err = sq_state(qp, &qp->qx_flush);
+}
+
+static int qx_complete(struct ibv_qp_ex *qx)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+	int ret;
+
+	qx_close(qp);
+	ret = qp->qx_err;
+	if (ret)
+		qp->sq_pi = qp->qx_start;	/* nothing of the batch */
+	else if (qp->sq_pi != qp->qx_start && !qp->qx_flush)
+		ring_sq(ctx_dev(qp->vqp.qp.context), qp);
+	pthread_mutex_unlock(&qp->sq_lock);
+	return ret;
+}
+
+static void qx_abort(struct ibv_qp_ex *qx)
+{
+	struct ernic_qp *qp = qx_to_eqp(qx);
+
+	qp->qx.pending = false;
+	qp->sq_pi = qp->qx_start;
+	pthread_mutex_unlock(&qp->sq_lock);
+}
+
+void ernic_qp_ex_init(struct ernic_qp *qp, uint64_t flags)
+{
+	struct ibv_qp_ex *qx = &qp->vqp.qp_ex;
+
+	if (flags & IBV_QP_EX_WITH_RDMA_WRITE)
+		qx->wr_rdma_write = qx_rdma_write;
+	if (flags & IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+		qx->wr_rdma_write_imm = qx_rdma_write_imm;
+	if (flags & IBV_QP_EX_WITH_SEND)
+		qx->wr_send = qx_send;
+	if (flags & IBV_QP_EX_WITH_SEND_WITH_IMM)
+		qx->wr_send_imm = qx_send_imm;
+	if (flags & IBV_QP_EX_WITH_RDMA_READ)
+		qx->wr_rdma_read = qx_rdma_read;
+	if (flags & IBV_QP_EX_WITH_SEND_WITH_INV)
+		qx->wr_send_inv = qx_send_inv;
+	qx->wr_set_sge = qx_set_sge;
+	qx->wr_set_sge_list = qx_set_sge_list;
+	qx->wr_set_inline_data = qx_set_inline_data;
+	qx->wr_set_inline_data_list = qx_set_inline_data_list;
+	qx->wr_start = qx_start;
+	qx->wr_complete = qx_complete;
+	qx->wr_abort = qx_abort;
+	qp->vqp.comp_mask |= ERNIC_VERBS_QP_EX;
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receive side. ERNIC has no receive WQEs: the IP stores each incoming
+ * SEND packet in the next RQ element and moves the RQ write pointer
+ * (PG332 "Receiving Incoming RDMA SEND Messages"). Posted receive work
+ * requests form a software ring; poll_cq copies each message into the
+ * head request, with packet lengths, opcodes and immediate data from the
+ * RX side band (ernic_hw.h), and hands the elements back through RQCIi.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ernic.h"
+
+/* IBTA RC SEND opcodes (BTH) as RXLEN reports them. */
+static const struct {
+	bool ok;
+	bool first;		/* starts a message */
+	bool last;		/* ends it */
+	uint8_t ext;		/* Table 1-1 type of its IMMQ entry, or 0 */
+} rx_op[] = {
+	[0x00] = { true, true, false, 0 },			/* FIRST */
+	[0x01] = { true, false, false, 0 },			/* MIDDLE */
+	[0x02] = { true, false, true, 0 },			/* LAST */
+	[0x03] = { true, false, true, ERNIC_IMMINV_SEND_IMM },	/* LAST_IMM */
+	[0x04] = { true, true, true, 0 },			/* ONLY */
+	[0x05] = { true, true, true, ERNIC_IMMINV_SEND_IMM },	/* ONLY_IMM */
+	[0x16] = { true, false, true, ERNIC_IMMINV_SEND_INV },	/* LAST_INV */
+	[0x17] = { true, true, true, ERNIC_IMMINV_SEND_INV },	/* ONLY_INV */
+};
+
+int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	int ret = 0;
+
+	pthread_mutex_lock(&qp->rq_lock);
+	/* IBTA: receive requests may be posted from INIT on; in error they
+	 * are flushed by poll_cq. */
+	if (atomic_load(&qp->dp_state) == IBV_QPS_RESET) {
+		ret = EINVAL;
+		goto out;
+	}
+	pthread_rwlock_rdlock(&dev->pdt_lock);
+	for (; wr; wr = wr->next) {
+		const uint32_t next = (qp->rwqe_pi + 1) % qp->rwqe_depth;
+		struct ernic_rwqe r = { .wr_id = wr->wr_id };
+
+		/* One buffer per request (max_recv_sge 1), or none. */
+		if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_SGE) {
+			ret = EINVAL;
+			break;
+		}
+		if (next == qp->rwqe_ci) {
+			ret = ENOMEM;
+			break;
+		}
+		if (wr->num_sge && wr->sg_list[0].length) {
+			const struct ibv_sge *s = &wr->sg_list[0];
+
+			if (ernic_mr_translate(dev, ibqp->pd, s->lkey, s->addr,
+					       s->length, true, NULL, &r.va)) {
+				ret = EINVAL;
+				break;
+			}
+			r.length = s->length;
+		}
+		qp->rwqe[qp->rwqe_pi] = r;
+		qp->rwqe_pi = next;
+	}
+	pthread_rwlock_unlock(&dev->pdt_lock);
+out:
+	pthread_mutex_unlock(&qp->rq_lock);
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* The RQ block and its doorbell words (ernic_hw.h "RX side band"). */
+struct rx_view {
+	volatile uint32_t *db;
+	const uint8_t *elem;
+	const uint32_t *rxlen;
+	const struct ernic_immq_entry *immq;
+	uint32_t depth;
+};
+
+struct immq_ev {
+	uint32_t data;		/* ImmDt or R_Key, header value */
+	uint8_t type, qpid;
+	uint32_t rqpi, len;
+};
+
+static void rx_view_init(struct ernic_dev *dev, const struct ernic_qp *qp,
+			 struct rx_view *v)
+{
+	const uint8_t *base = qp->rq.va;
+
+	v->db = ernic_rq_db_va(dev, qp->idx);
+	v->depth = qp->rq_depth;
+	v->elem = base;
+	v->rxlen = (const uint32_t *)(base + ernic_rxlen_off(v->depth,
+							     ERNIC_RQ_ELEM_SIZE));
+	v->immq = (const struct ernic_immq_entry *)(base +
+		  ernic_immq_off(v->depth, ERNIC_RQ_ELEM_SIZE));
+}
+
+/* The IMMQ entry at immq_ci, if the IP has published it (iwp). */
+static bool immq_peek(const struct rx_view *v, const struct ernic_qp *qp,
+		      uint32_t iwp, struct immq_ev *ev)
+{
+	const struct ernic_immq_entry *e = &v->immq[qp->immq_ci];
+	uint64_t ent;
+
+	if (qp->immq_ci == iwp)
+		return false;
+	ent = le64toh(e->entry);
+	ev->data = (uint32_t)(ent & ERNIC_IMMINV_DATA);
+	ev->type = (uint8_t)(ent >> ERNIC_IMMINV_TYPE_SHIFT);
+	ev->qpid = (uint8_t)(ent >> ERNIC_IMMINV_QPID_SHIFT);
+	ev->rqpi = le32toh(e->rqpi);
+	ev->len = le32toh(e->len);
+	return true;
+}
+
+/* The IP may reuse the entry: it treats a full IMMQ like a full RQ. */
+static void immq_pop(const struct rx_view *v, struct ernic_qp *qp)
+{
+	qp->immq_ci = (qp->immq_ci + 1) % v->depth;
+	ernic_db_store(&v->db[ERNIC_RQDB_IMMQ_CI / 4], qp->immq_ci);
+}
+
+static void rwqe_complete(struct ernic_qp *qp, struct ibv_wc *wc,
+			  enum ibv_wc_status status, enum ibv_wc_opcode opcode,
+			  uint32_t byte_len)
+{
+	ernic_wc_fill(wc, qp, qp->rwqe[qp->rwqe_ci].wr_id, status, opcode,
+		      byte_len);
+	qp->rwqe_ci = (qp->rwqe_ci + 1) % qp->rwqe_depth;
+}
+
+static void msg_reset(struct ernic_qp *qp)
+{
+	qp->msg_len = 0;
+	qp->msg_active = qp->msg_ovfl = false;
+}
+
+/*
+ * Consume RQ element rq_ci into the head receive request. Returns 1 when
+ * that completes the request (wc filled), else 0.
+ */
+static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
+		      uint32_t iwp, struct ibv_wc *wc)
+{
+	const uint32_t k = qp->rq_ci;
+	const uint32_t rx = le32toh(v->rxlen[k]);
+	const uint32_t len = ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx);
+	const uint32_t opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
+	const struct ernic_rwqe *r = &qp->rwqe[qp->rwqe_ci];
+	enum ibv_wc_status status = IBV_WC_SUCCESS;
+	struct immq_ev ev;
+
+	qp->rq_ci = (k + 1) % v->depth;
+	if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
+	    rx_op[opc].first == qp->msg_active || len > ERNIC_RQ_ELEM_SIZE) {
+		ernic_log("QP %u: RQ element %u: bad RXLEN 0x%08x%s", qp->idx,
+			  k, rx, qp->msg_active ? " inside a message" : "");
+		msg_reset(qp);
+		rwqe_complete(qp, wc, IBV_WC_GENERAL_ERR, IBV_WC_RECV, 0);
+		return 1;
+	}
+	/* Too long for the buffer: the rest of the message is still taken
+	 * off the RQ, and the request fails (IBTA local length error). */
+	if (!qp->msg_ovfl && len <= r->length - qp->msg_len) {
+		if (len)
+			memcpy(r->va + qp->msg_len,
+			       v->elem + (size_t)k * ERNIC_RQ_ELEM_SIZE, len);
+	} else {
+		qp->msg_ovfl = true;
+	}
+	qp->msg_len += len;
+	if (!rx_op[opc].last) {
+		qp->msg_active = true;
+		return 0;
+	}
+	if (qp->msg_ovfl)
+		status = IBV_WC_LOC_LEN_ERR;
+	if (rx_op[opc].ext) {
+		/* Its Table 1-1 entry must be next and name this element. */
+		if (!immq_peek(v, qp, iwp, &ev) || ev.type != rx_op[opc].ext ||
+		    ev.rqpi != k || ev.qpid != (uint8_t)qp->idx) {
+			ernic_log("QP %u: RQ element %u (opcode 0x%02x) has no "
+				  "IMMQ entry", qp->idx, k, opc);
+			status = IBV_WC_GENERAL_ERR;
+		} else {
+			immq_pop(v, qp);
+		}
+	}
+	rwqe_complete(qp, wc, status, IBV_WC_RECV, qp->msg_len);
+	if (status != IBV_WC_GENERAL_ERR && rx_op[opc].ext) {
+		if (ev.type == ERNIC_IMMINV_SEND_IMM) {
+			wc->wc_flags = IBV_WC_WITH_IMM;
+			wc->imm_data = htobe32(ev.data);
+		} else {
+			wc->wc_flags = IBV_WC_WITH_INV;
+			wc->invalidated_rkey = ev.data;
+		}
+	}
+	msg_reset(qp);
+	return 1;
+}
+
+/* A WRITE_IMM whose turn it is: every SEND packet that arrived before
+ * it (rqpi) has been consumed and no SEND is half taken. */
+static bool rx_write_imm(const struct rx_view *v, struct ernic_qp *qp,
+			 uint32_t iwp, struct ibv_wc *wc)
+{
+	struct immq_ev ev;
+
+	if (qp->msg_active || !immq_peek(v, qp, iwp, &ev) ||
+	    ev.type != ERNIC_IMMINV_WRITE_IMM || ev.rqpi != qp->rq_ci)
+		return false;
+	immq_pop(v, qp);
+	rwqe_complete(qp, wc, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+		      ev.len);
+	wc->wc_flags = IBV_WC_WITH_IMM;
+	wc->imm_data = htobe32(ev.data);
+	return true;
+}
+
+int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
+		  struct ibv_wc *wc, int max)
+{
+	const uint32_t start = qp->rq_ci;
+	struct rx_view v;
+	int n = 0;
+
+	rx_view_init(dev, qp, &v);
+	/* Data waits in the RQ until a request is posted for it (the IP
+	 * RNR-NAKs once the RQ is full). */
+	while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
+		/* The IP fills elements, RXLEN and IMMQ before the RQ write
+		 * pointer: read the pointers first, acquire. */
+		uint32_t wp = ernic_db_load(&v.db[ERNIC_RQDB_WPTR / 4]);
+		uint32_t iwp = ernic_db_load(&v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
+
+		if (wp >= v.depth || iwp >= v.depth) {
+			ernic_log("QP %u: RQ write pointers %u/%u beyond depth %u",
+				  qp->idx, wp, iwp, v.depth);
+			break;
+		}
+		if (rx_write_imm(&v, qp, iwp, &wc[n])) {
+			n++;
+			continue;
+		}
+		if (qp->rq_ci == wp)
+			break;
+		n += rx_element(&v, qp, iwp, &wc[n]);
+	}
+	/* The copies are done: the IP may reuse the elements. */
+	if (qp->rq_ci != start) {
+		atomic_thread_fence(memory_order_release);
+		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
+			 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, qp->rq_ci));
+	}
+	if (n == max || qp->rwqe_ci == qp->rwqe_pi)
+		return n;
+	/* Waiting for data: flush if the QP is in error. */
+	if (!atomic_load(&qp->err) &&
+	    !ernic_qp_check_fatal(dev, qp, &qp->rq_check_ns))
+		return n;
+	msg_reset(qp);
+	while (n < max && qp->rwqe_ci != qp->rwqe_pi)
+		rwqe_complete(qp, &wc[n++], IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
+	return n;
+}
