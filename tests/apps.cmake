@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: MIT
+# Unmodified Debian programs (ibverbs-utils, perftest) moving data
+# between software ERNICs; include()d from tests/CMakeLists.txt. The
+# scripts are in tests/apps/ (lib.sh documents the harness). All but
+# app_pcap_selftest need root and skip (77) otherwise.
+if(NOT TARGET PkgConfig::PCAP)
+  pkg_check_modules(PCAP REQUIRED IMPORTED_TARGET libpcap)
+endif()
+
+# icrc_check: verifies every captured ICRC (Wireshark's InfiniBand
+# dissector does not). It always has its own CRC-32; it also cross-checks
+# with the model's roce_icrc() once model/*.c define it, which cmake
+# finds out here (model sources are configure dependencies until then).
+set(ERNIC_ICRC_MODEL OFF)
+file(GLOB _ernic_model_src ${CMAKE_SOURCE_DIR}/model/*.c)
+foreach(_src ${_ernic_model_src})
+  file(STRINGS ${_src} _def REGEX "^[a-z_0-9 ]*roce_icrc\\(const struct roce_l3")
+  if(_def)
+    set(ERNIC_ICRC_MODEL ON)
+  endif()
+endforeach()
+add_executable(icrc_check ${CMAKE_CURRENT_LIST_DIR}/icrc_check.c)
+target_link_libraries(icrc_check PRIVATE PkgConfig::PCAP PkgConfig::ZLIB)
+if(ERNIC_ICRC_MODEL)
+  target_compile_definitions(icrc_check PRIVATE ICRC_HAVE_MODEL)
+  target_link_libraries(icrc_check PRIVATE ernic_model)
+else()
+  message(STATUS "icrc_check: model/ defines no roce_icrc() yet; "
+                 "app_capture and app_netns need it")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               ${_ernic_model_src})
+endif()
+
+set(_apps ${CMAKE_CURRENT_LIST_DIR}/apps)
+
+# The checks of the checks: no root, no device.
+add_test(NAME app_pcap_selftest
+  COMMAND bash ${_apps}/pcap_selftest.sh $<TARGET_FILE:icrc_check>)
+set_tests_properties(app_pcap_selftest PROPERTIES TIMEOUT 60)
+
+# On lo, with the fixture's UDP-wire devices ernict0/ernict1 (and
+# frame-wire devices the scripts add to the same overlay).
+foreach(_t pingpong perftest loss)
+  add_test(NAME app_${_t} COMMAND bash ${_apps}/${_t}.sh)
+endforeach()
+add_test(NAME app_capture
+  COMMAND bash ${_apps}/capture.sh $<TARGET_FILE:icrc_check>)
+set_tests_properties(app_pingpong app_perftest app_loss app_capture
+  PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
+
+# Across network namespaces, frame wire, each namespace its own overlay.
+add_test(NAME app_netns
+  COMMAND bash ${_apps}/netns.sh $<TARGET_FILE:icrc_check>)
+add_test(NAME app_netns_loss COMMAND bash ${_apps}/netns_loss.sh)
+set_tests_properties(app_netns app_netns_loss PROPERTIES
+  ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
+  TIMEOUT 1800)

@@ -1,0 +1,22 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Recovery from packet loss on lo: nftables drops 1% of the RoCEv2
+# packets (UDP 4791) at random, in a table of its own in the init
+# namespace (inet ernic_app_loss, deleted on exit whatever happens),
+# while unmodified ib_write_bw, ib_send_bw, ib_read_bw and
+# ibv_rc_pingpong -c run between the fixture's UDP-wire devices ernict0
+# (127.0.0.2) and ernict1 (127.0.0.3). The input hook drops silently,
+# as a lossy link does. Fails if a program fails or nothing was dropped.
+source "$(dirname "$0")/lib.sh"
+need_root "nftables, mknod"
+need_cmds nft ib_write_bw ib_send_bw ib_read_bw ibv_rc_pingpong ss
+: "${ERNICCTL:?}" "${SYSFS_PATH:?}"
+
+LOSS_NS='' LOSS_TABLE='inet ernic_app_loss' LOSS_CHAIN=input
+loss_install 'type filter hook input priority -300'
+
+define_host udp0 ernict0 127.0.0.2
+define_host udp1 ernict1 127.0.0.3
+# perftest runs at the port MTU (4096 on lo); pingpong at 1024.
+loss_suite lo-udp-loss udp0 udp1 1024
+finish
