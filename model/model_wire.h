@@ -9,6 +9,12 @@
  *         and checks Ethernet/IP/UDP; the model sees src/dst address and
  *         ports (IP_PKTINFO / IPV6_RECVPKTINFO) and checks the ICRC
  *         fully for IPv6 and, for IPv4, on the assumption IP ID = 0.
+ *         Since rxe and RoCE NICs send other IDs, a received IPv4 packet
+ *         whose ICRC is bad under ID 0 gets the one ID that makes it
+ *         good, if any, in l3->ip_id (roce_icrc_solve_ip_id: the check
+ *         keeps 16 of its 32 bits for such packets). No frame checks
+ *         run (syndrome 0): the socket only gets UDP datagrams the
+ *         kernel accepted for ADDR:4791, so MAC/IP/UDP are good.
  *  frame  an AF_PACKET socket on the netdev: the model writes whole
  *         frames (Ethernet/IP/UDP built by roce_frame_build) and checks
  *         every received header itself (roce_frame_parse: PG332 Table
@@ -16,6 +22,14 @@
  *         Needs CAP_NET_RAW. A UDP socket on ADDR:4791 that drops
  *         everything (socket filter) keeps the kernel from answering
  *         our packets with ICMP port unreachable.
+ *         A classic BPF filter passes only IPv4/IPv6 UDP to port 4791.
+ *         On "lo" (zero MACs) frame-mode ports see each other, and a
+ *         UDP-mode sender's packets reach a frame-mode port; but the
+ *         kernel drops frames injected on lo from a 127.x source
+ *         (martian: no route attached) unless
+ *         net.ipv4.conf.lo.route_localnet=1, so frame-mode packets to a
+ *         UDP-mode port or to rxe on 127.x need that sysctl. Nothing
+ *         here changes it.
  */
 #ifndef MODEL_WIRE_H
 #define MODEL_WIRE_H
@@ -38,9 +52,15 @@ void model_wire_close(struct model_wire *w);
  * Send one transport packet (BTH .. ICRC, built by roce_build with the
  * same l3). In frame mode l3 also gives the MACs, TTL and TOS and the
  * frame headers are prepended here; in UDP mode the kernel writes them
- * (TTL/TOS are set on the socket when they change). Never blocks for
+ * (TTL/TOS travel with each datagram, see below). Never blocks for
  * long: a full socket buffer drops the packet like a congested link
  * (retransmission recovers). Returns 0 or errno.
+ *
+ * UDP mode: TOS and TTL travel as per-datagram ancillary data (TTL 0 =
+ * the kernel default); l3->src must be ADDR, l3->sport udp_sport and
+ * l3->ip_id 0 (the headers the kernel writes, which the ICRC covers),
+ * else EINVAL. Frame mode: ttl 0 is sent as 64. EAGAIN/ENOBUFS count as
+ * sent (dropped); EMSGSIZE means over the path MTU (DF).
  */
 int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 		    const uint8_t *tp, size_t tlen);
@@ -49,12 +69,22 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 int model_wire_fd(const struct model_wire *w);
 
 /*
- * Receive one packet without blocking. On success *tp/*tlen give the
+ * Receive one packet without blocking. On success *tp, *tlen give the
  * transport bytes (inside buf), l3 the envelope, and *syndrome the
  * Table 2-3 bits found so far (frame checks); *icrc_checkable says
  * whether l3 is complete enough for a full ICRC check. Returns 1 (got
  * one), 0 (nothing pending) or -errno. Frames that are not RoCEv2 for
  * this address are skipped silently.
+ *
+ * Frame mode: which frames count as ours is roce_frame_parse's rule
+ * (roce_pkt.h); our own transmissions are skipped; after 64 foreign
+ * frames in a row 0 is returned with the fd still readable.
+ * *icrc_checkable is 0 when the frame syndrome means l3 cannot
+ * reproduce the covered header (IP version/family, options, flags or
+ * fragment offset, bad lengths). A datagram or frame longer than cap is
+ * returned truncated with ROCE_SYN_MALFORMED. cap = ROCE_MAX_FRAME
+ * fits every valid packet in both modes. Safe to call from one thread
+ * while others send.
  */
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,

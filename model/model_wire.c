@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The software ERNIC's Ethernet port (see model_wire.h): UDP sockets, or
+ * an AF_PACKET socket carrying whole frames.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "model_wire.h"
+
+#ifndef PACKET_IGNORE_OUTGOING
+#define PACKET_IGNORE_OUTGOING 23
+#endif
+
+/* A burst of foreign frames must not keep model_wire_recv busy. */
+#define RECV_SKIP_MAX 64
+
+struct model_wire {
+	enum ernic_wire mode;
+	int family;
+	int fd;			/* polled: UDP ADDR:4791 or AF_PACKET */
+	int send_fd;		/* UDP ADDR:udp_sport (may be fd) */
+	int drop_fd;		/* frame mode: UDP ADDR:4791, drops all */
+	unsigned int ifindex;	/* netdev, 0 if unknown (UDP mode) */
+	uint16_t sport;
+	struct roce_l3 local;	/* family, dst = ADDR, dst_mac = MAC */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+static socklen_t make_sa(struct sockaddr_storage *ss, int family,
+			 const uint8_t *addr, uint16_t port,
+			 unsigned int ifindex)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, addr, 4);
+		return sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, addr, 16);
+		/* fe80::/10 means nothing without its link */
+		if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
+			sin6->sin6_scope_id = ifindex;
+		return sizeof(*sin6);
+	}
+}
+
+static int setopt(int fd, int level, int name, int val)
+{
+	return setsockopt(fd, level, name, &val, sizeof(val));
+}
+
+static int attach_filter(int fd, struct sock_filter *code, unsigned short n)
+{
+	struct sock_fprog prog = { .len = n, .filter = code };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+			  sizeof(prog));
+}
+
+/* For sockets that must exist but never deliver (nor provoke ICMP). */
+static int attach_drop_all(int fd)
+{
+	struct sock_filter drop[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+
+	return attach_filter(fd, drop, 1);
+}
+
+/*
+ * Frames that can be RoCEv2: IPv4/UDP or IPv6/UDP with destination port
+ * 4791, located as roce_frame_parse does (IPv4 options skipped, IHL < 5
+ * read as 20 B). Everything else stays in the kernel.
+ */
+static int attach_roce_filter(int fd)
+{
+	struct sock_filter code[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 8),
+		/* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 12),
+		/* 4 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		/* 5 */ BPF_STMT(BPF_MISC | BPF_TXA, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 20, 1, 0),
+		/* 7 */ BPF_STMT(BPF_LDX | BPF_IMM, 20),
+		/* 8 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_UDP_PORT, 5, 6),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, 5),
+		/* 11 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 3),
+		/* 13 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_UDP_PORT, 0, 1),
+		/* 15 */ BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu),
+		/* 16 */ BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+
+	return attach_filter(fd, code, sizeof(code) / sizeof(code[0]));
+}
+
+/* A non-blocking UDP socket bound to ADDR:port. */
+static int udp_socket(const struct model_wire *w, uint16_t port,
+		      char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	char text[INET6_ADDRSTRLEN] = "?";
+	int fd, e;
+
+	fd = socket(w->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		set_err(err, errlen, "UDP socket: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (w->family == AF_INET6 && setopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1))
+		goto fail;
+	sl = make_sa(&ss, w->family, w->local.dst, port, w->ifindex);
+	if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
+		return fd;
+	e = errno;
+	inet_ntop(w->family, w->local.dst, text, sizeof(text));
+	set_err(err, errlen, "bind UDP %s%s%s:%u: %s",
+		w->family == AF_INET6 ? "[" : "", text,
+		w->family == AF_INET6 ? "]" : "", port, strerror(e));
+	close(fd);
+	errno = e;
+	return -1;
+fail:
+	e = errno;
+	set_err(err, errlen, "UDP socket option: %s", strerror(e));
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+static int open_udp(struct model_wire *w, char *err, size_t errlen)
+{
+	int fd;
+	bool v6 = w->family == AF_INET6;
+
+	w->fd = udp_socket(w, ROCE_UDP_PORT, err, errlen);
+	if (w->fd < 0)
+		return -1;
+	/* Destination, TOS/traffic class (ECN) and TTL of each datagram */
+	if (v6 ? setopt(w->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1) ||
+		 setopt(w->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1) ||
+		 setopt(w->fd, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, 1) :
+		 setopt(w->fd, IPPROTO_IP, IP_PKTINFO, 1) ||
+		 setopt(w->fd, IPPROTO_IP, IP_RECVTOS, 1) ||
+		 setopt(w->fd, IPPROTO_IP, IP_RECVTTL, 1))
+		goto opt_fail;
+
+	if (w->sport == ROCE_UDP_PORT) {
+		fd = w->fd;
+	} else {
+		fd = udp_socket(w, w->sport, err, errlen);
+		if (fd < 0)
+			return -1;
+		w->send_fd = fd;
+		/* Nothing is addressed to the source port: keep it empty. */
+		if (attach_drop_all(fd))
+			goto opt_fail;
+	}
+	w->send_fd = fd;
+	/*
+	 * DF, never fragment: RoCEv2 requires it, and Linux then writes IP
+	 * ID 0 for an unconnected socket, which the ICRC covers.
+	 */
+	if (v6 ? setopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER,
+			IPV6_PMTUDISC_DO) ||
+		 setopt(fd, IPPROTO_IPV6, IPV6_DONTFRAG, 1) :
+		 setopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO))
+		goto opt_fail;
+	return 0;
+opt_fail:
+	set_err(err, errlen, "UDP socket option: %s", strerror(errno));
+	return -1;
+}
+
+static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
+		      char *err, size_t errlen)
+{
+	struct sockaddr_ll sll;
+
+	if (!w->ifindex) {
+		set_err(err, errlen, "frame mode: netdev '%s': %s",
+			conf->netdev, strerror(errno ? errno : ENODEV));
+		if (!errno)
+			errno = ENODEV;
+		return -1;
+	}
+	/* Protocol 0 until bound, so nothing unfiltered is queued. */
+	w->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (w->fd < 0) {
+		set_err(err, errlen, "AF_PACKET socket: %s%s", strerror(errno),
+			errno == EPERM ? " (needs CAP_NET_RAW)" : "");
+		return -1;
+	}
+	if (attach_roce_filter(w->fd)) {
+		set_err(err, errlen, "AF_PACKET filter: %s", strerror(errno));
+		return -1;
+	}
+	/* Our own transmissions (looped back to taps) are not input. Old
+	 * kernels lack the option; recv checks the packet type anyway. */
+	(void)setopt(w->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = (int)w->ifindex;
+	if (bind(w->fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		set_err(err, errlen, "bind AF_PACKET to %s: %s", conf->netdev,
+			strerror(errno));
+		return -1;
+	}
+	w->send_fd = w->fd;
+	/* Holds ADDR:4791 so the kernel answers no ICMP port unreachable. */
+	w->drop_fd = udp_socket(w, ROCE_UDP_PORT, err, errlen);
+	if (w->drop_fd < 0)
+		return -1;
+	if (attach_drop_all(w->drop_fd)) {
+		set_err(err, errlen, "UDP drop filter: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
+				   size_t errlen)
+{
+	struct model_wire *w;
+	int rc, e;
+
+	if (!conf || (conf->family != AF_INET && conf->family != AF_INET6) ||
+	    (conf->wire != ERNIC_WIRE_UDP && conf->wire != ERNIC_WIRE_FRAME) ||
+	    !conf->udp_sport) {
+		set_err(err, errlen, "wire: bad configuration (family, wire "
+			"mode or udp_sport)");
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w) {
+		set_err(err, errlen, "wire: out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->mode = conf->wire;
+	w->family = conf->family;
+	w->fd = w->send_fd = w->drop_fd = -1;
+	w->sport = conf->udp_sport;
+	w->local.family = conf->family;
+	memcpy(w->local.dst, conf->addr, addr_len(conf->family));
+	memcpy(w->local.dst_mac, conf->mac, 6);
+	errno = 0;
+	w->ifindex = conf->netdev[0] ? if_nametoindex(conf->netdev) : 0;
+
+	rc = w->mode == ERNIC_WIRE_UDP ? open_udp(w, err, errlen) :
+					 open_frame(w, conf, err, errlen);
+	if (rc) {
+		e = errno;
+		model_wire_close(w);
+		errno = e ? e : EIO;
+		return NULL;
+	}
+	return w;
+}
+
+void model_wire_close(struct model_wire *w)
+{
+	if (!w)
+		return;
+	if (w->send_fd >= 0 && w->send_fd != w->fd)
+		close(w->send_fd);
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->drop_fd >= 0)
+		close(w->drop_fd);
+	free(w);
+}
+
+int model_wire_fd(const struct model_wire *w)
+{
+	return w->fd;
+}
+
+/* Send errors that a real link would show as loss. */
+static int send_result(ssize_t n)
+{
+	if (n >= 0)
+		return 0;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+		return 0;
+	return errno;
+}
+
+static int send_udp(struct model_wire *w, const struct roce_l3 *l3,
+		    const uint8_t *tp, size_t tlen)
+{
+	struct sockaddr_storage ss;
+	struct iovec iov = { .iov_base = (void *)tp, .iov_len = tlen };
+	union {
+		char buf[2 * CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr msg = {
+		.msg_name = &ss,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf.buf,
+	};
+	struct cmsghdr *c;
+	bool v6 = w->family == AF_INET6;
+	int tos = l3->tos, ttl = l3->ttl;
+
+	/* The kernel writes these headers: the ICRC must be built for them. */
+	if (memcmp(l3->src, w->local.dst, addr_len(w->family)) ||
+	    l3->sport != w->sport || l3->ip_id != 0)
+		return EINVAL;
+	msg.msg_namelen = make_sa(&ss, w->family, l3->dst, l3->dport,
+				  w->ifindex);
+	/* TOS/traffic class and TTL per datagram: no socket state to race. */
+	memset(&cbuf, 0, sizeof(cbuf));
+	msg.msg_controllen = ttl ? sizeof(cbuf.buf) : CMSG_SPACE(sizeof(int));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	c->cmsg_type = v6 ? IPV6_TCLASS : IP_TOS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &tos, sizeof(int));
+	if (ttl) {
+		c = CMSG_NXTHDR(&msg, c);
+		c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
+		c->cmsg_type = v6 ? IPV6_HOPLIMIT : IP_TTL;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &ttl, sizeof(int));
+	}
+	return send_result(sendmsg(w->send_fd, &msg,
+				   MSG_DONTWAIT | MSG_NOSIGNAL));
+}
+
+static int send_frame(struct model_wire *w, const struct roce_l3 *l3,
+		      const uint8_t *tp, size_t tlen)
+{
+	/* per call, not per port: senders may be threads */
+	uint8_t frame[ROCE_MAX_FRAME];
+	size_t hl = roce_frame_hdr_len(l3->family), flen;
+
+	if (tlen > sizeof(frame) - hl)
+		return EMSGSIZE;
+	memcpy(frame + hl, tp, tlen);
+	flen = roce_frame_build(frame, sizeof(frame), l3, tlen);
+	if (!flen)
+		return EINVAL;
+	return send_result(send(w->fd, frame, flen,
+				MSG_DONTWAIT | MSG_NOSIGNAL));
+}
+
+int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
+		    const uint8_t *tp, size_t tlen)
+{
+	if (!w || !l3 || !tp || l3->family != w->family)
+		return EINVAL;
+	return w->mode == ERNIC_WIRE_UDP ? send_udp(w, l3, tp, tlen) :
+					   send_frame(w, l3, tp, tlen);
+}
+
+static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3)
+{
+	struct cmsghdr *c;
+	int v;
+
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
+		size_t dlen = c->cmsg_len - CMSG_LEN(0);
+		const void *d = CMSG_DATA(c);
+
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
+		    dlen >= sizeof(struct in_pktinfo)) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, d, sizeof(pi));
+			memcpy(l3->dst, &pi.ipi_addr, 4);
+		} else if (c->cmsg_level == IPPROTO_IPV6 &&
+			   c->cmsg_type == IPV6_PKTINFO &&
+			   dlen >= sizeof(struct in6_pktinfo)) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, d, sizeof(pi));
+			memcpy(l3->dst, &pi.ipi6_addr, 16);
+		} else if (c->cmsg_level == IPPROTO_IP &&
+			   c->cmsg_type == IP_TOS && dlen >= 1) {
+			l3->tos = *(const uint8_t *)d;
+		} else if (dlen >= sizeof(int) &&
+			   ((c->cmsg_level == IPPROTO_IP &&
+			     c->cmsg_type == IP_TTL) ||
+			    (c->cmsg_level == IPPROTO_IPV6 &&
+			     (c->cmsg_type == IPV6_TCLASS ||
+			      c->cmsg_type == IPV6_HOPLIMIT)))) {
+			memcpy(&v, d, sizeof(v));
+			if (c->cmsg_type == IPV6_TCLASS)
+				l3->tos = (uint8_t)v;
+			else
+				l3->ttl = (uint8_t)v;
+		}
+	}
+}
+
+static int recv_udp(struct model_wire *w, uint8_t *buf, size_t cap,
+		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		    uint32_t *syndrome)
+{
+	struct sockaddr_storage from;
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
+			 3 * CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr msg;
+	ssize_t n;
+	uint16_t id;
+
+	for (;;) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &from;
+		msg.msg_namelen = sizeof(from);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = cbuf.buf;
+		msg.msg_controllen = sizeof(cbuf.buf);
+		n = recvmsg(w->fd, &msg, MSG_DONTWAIT);
+		if (n >= 0)
+			break;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		if (errno != EINTR)
+			return -errno;
+	}
+	memset(l3, 0, sizeof(*l3));
+	l3->family = w->family;
+	memcpy(l3->dst, w->local.dst, addr_len(w->family));
+	if (w->family == AF_INET) {
+		const struct sockaddr_in *sin = (const void *)&from;
+
+		memcpy(l3->src, &sin->sin_addr, 4);
+		l3->sport = ntohs(sin->sin_port);
+	} else {
+		const struct sockaddr_in6 *sin6 = (const void *)&from;
+
+		memcpy(l3->src, &sin6->sin6_addr, 16);
+		l3->sport = ntohs(sin6->sin6_port);
+	}
+	l3->dport = ROCE_UDP_PORT;
+	read_cmsgs(&msg, l3);
+	*tp = buf;
+	*tlen = (size_t)n;
+	*syndrome = 0;
+	if (msg.msg_flags & MSG_TRUNC) {	/* longer than any RoCE packet */
+		*syndrome = ROCE_SYN_MALFORMED;
+		return 1;
+	}
+	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h). */
+	if (w->family == AF_INET && *tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
+	    roce_icrc_solve_ip_id(l3, buf, *tlen, &id))
+		l3->ip_id = id;
+	return 1;
+}
+
+/* Frame syndromes after which l3 cannot describe the header the ICRC
+ * covered (options, other flags/offset, lengths, family). */
+#define NOT_CHECKABLE (ROCE_SYN_IP_VERSION | ROCE_SYN_IPV4_HDR_LEN | \
+		       ROCE_SYN_IPV4_FLAGS | ROCE_SYN_IPV4_FRAG | \
+		       ROCE_SYN_IP_LEN | ROCE_SYN_UDP_LEN | ROCE_SYN_MALFORMED)
+
+static int recv_frame(struct model_wire *w, uint8_t *buf, size_t cap,
+		      struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		      uint32_t *syndrome, int *icrc_checkable)
+{
+	for (int i = 0; i < RECV_SKIP_MAX; i++) {
+		struct sockaddr_ll sll;
+		socklen_t sl = sizeof(sll);
+		ssize_t n;
+		uint32_t syn;
+
+		n = recvfrom(w->fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)&sll, &sl);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (sl >= sizeof(sll) && sll.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		syn = roce_frame_parse(buf, (size_t)n < cap ? (size_t)n : cap,
+				       &w->local, l3, tp, tlen);
+		if (syn == ROCE_NOT_ROCE)
+			continue;
+		if ((size_t)n > cap)	/* longer than any RoCE frame */
+			syn = ROCE_SYN_MALFORMED;
+		*syndrome = syn;
+		*icrc_checkable = !(syn & NOT_CHECKABLE);
+		return 1;
+	}
+	return 0;	/* more may be pending: the fd stays readable */
+}
+
+int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
+		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		    uint32_t *syndrome, int *icrc_checkable)
+{
+	if (!w || !buf || !l3 || !tp || !tlen || !syndrome || !icrc_checkable)
+		return -EINVAL;
+	*icrc_checkable = 1;
+	if (w->mode == ERNIC_WIRE_UDP)
+		return recv_udp(w, buf, cap, l3, tp, tlen, syndrome);
+	return recv_frame(w, buf, cap, l3, tp, tlen, syndrome,
+			  icrc_checkable);
+}

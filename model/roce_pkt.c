@@ -1,0 +1,629 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RoCEv2 codec: IBTA transport headers, the Annex A17 invariant CRC and
+ * the Ethernet/IP/UDP envelope of frame mode (see roce_pkt.h).
+ *
+ * Received bytes are only read after the length that covers them has
+ * been checked; every parser here is meant to survive a fuzzer.
+ */
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <zlib.h>
+
+#include "roce_pkt.h"
+
+#define ETH_TYPE_IPV4 0x0800u
+#define ETH_TYPE_IPV6 0x86DDu
+#define IPPROTO_UDP_NUM 17u
+#define IPV4_DF 0x4000u
+#define IPV4_FLAGS_MASK 0xE000u
+#define IPV4_FRAG_MASK 0x1FFFu
+#define ROCE_MAX_PAYLOAD 4096u
+#define DEFAULT_TTL 64u
+
+/* Big-endian field access; callers have checked the length. */
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | get24(p + 1);
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) << 32 | get32(p + 4);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[1] << 8 | p[0];
+}
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put24(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 16);
+	put16(p + 1, v);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	put24(p + 1, v);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* ---- opcode table ---- */
+
+#define PL ROCE_HDR_PAYLOAD
+static const struct {
+	const char *name;
+	uint32_t flags;
+} opcodes[] = {
+	[ROCE_RC_SEND_FIRST] = { "SEND_FIRST", PL | ROCE_POS_FIRST },
+	[ROCE_RC_SEND_MIDDLE] = { "SEND_MIDDLE", PL | ROCE_POS_MIDDLE },
+	[ROCE_RC_SEND_LAST] = { "SEND_LAST", PL | ROCE_POS_LAST },
+	[ROCE_RC_SEND_LAST_IMM] = { "SEND_LAST_IMM",
+				    PL | ROCE_HDR_IMM | ROCE_POS_LAST },
+	[ROCE_RC_SEND_ONLY] = { "SEND_ONLY", PL | ROCE_POS_ONLY },
+	[ROCE_RC_SEND_ONLY_IMM] = { "SEND_ONLY_IMM",
+				    PL | ROCE_HDR_IMM | ROCE_POS_ONLY },
+	[ROCE_RC_WRITE_FIRST] = { "WRITE_FIRST",
+				  PL | ROCE_HDR_RETH | ROCE_POS_FIRST },
+	[ROCE_RC_WRITE_MIDDLE] = { "WRITE_MIDDLE", PL | ROCE_POS_MIDDLE },
+	[ROCE_RC_WRITE_LAST] = { "WRITE_LAST", PL | ROCE_POS_LAST },
+	[ROCE_RC_WRITE_LAST_IMM] = { "WRITE_LAST_IMM",
+				     PL | ROCE_HDR_IMM | ROCE_POS_LAST },
+	[ROCE_RC_WRITE_ONLY] = { "WRITE_ONLY",
+				 PL | ROCE_HDR_RETH | ROCE_POS_ONLY },
+	[ROCE_RC_WRITE_ONLY_IMM] = { "WRITE_ONLY_IMM", PL | ROCE_HDR_RETH |
+				     ROCE_HDR_IMM | ROCE_POS_ONLY },
+	/* A read request is a whole message in one header-only packet. */
+	[ROCE_RC_READ_REQ] = { "READ_REQ", ROCE_HDR_RETH | ROCE_POS_ONLY },
+	[ROCE_RC_READ_RESP_FIRST] = { "READ_RESP_FIRST",
+				      PL | ROCE_HDR_AETH | ROCE_POS_FIRST },
+	[ROCE_RC_READ_RESP_MIDDLE] = { "READ_RESP_MIDDLE",
+				       PL | ROCE_POS_MIDDLE },
+	[ROCE_RC_READ_RESP_LAST] = { "READ_RESP_LAST",
+				     PL | ROCE_HDR_AETH | ROCE_POS_LAST },
+	[ROCE_RC_READ_RESP_ONLY] = { "READ_RESP_ONLY",
+				     PL | ROCE_HDR_AETH | ROCE_POS_ONLY },
+	[ROCE_RC_ACK] = { "ACK", ROCE_HDR_AETH | ROCE_POS_ONLY },
+	[ROCE_RC_SEND_LAST_INV] = { "SEND_LAST_INV",
+				    PL | ROCE_HDR_IETH | ROCE_POS_LAST },
+	[ROCE_RC_SEND_ONLY_INV] = { "SEND_ONLY_INV",
+				    PL | ROCE_HDR_IETH | ROCE_POS_ONLY },
+};
+#undef PL
+
+uint32_t roce_opcode_flags(uint8_t opcode)
+{
+	return opcode < sizeof(opcodes) / sizeof(opcodes[0]) ?
+	       opcodes[opcode].flags : 0;
+}
+
+const char *roce_opcode_name(uint8_t opcode)
+{
+	return roce_opcode_flags(opcode) ? opcodes[opcode].name : "?";
+}
+
+/* Bytes of BTH and extended headers (IBTA order: RETH, AETH, ImmDt, IETH). */
+static size_t hdrs_len(uint32_t f)
+{
+	return ROCE_BTH_LEN + (f & ROCE_HDR_RETH ? ROCE_RETH_LEN : 0) +
+	       (f & ROCE_HDR_AETH ? ROCE_AETH_LEN : 0) +
+	       (f & ROCE_HDR_IMM ? ROCE_IMM_LEN : 0) +
+	       (f & ROCE_HDR_IETH ? ROCE_IETH_LEN : 0);
+}
+
+/* FIRST and MIDDLE packets carry a whole PMTU: no pad (IBTA 9.2.4). */
+static bool pad_forbidden(uint32_t f)
+{
+	uint32_t pos = f & (ROCE_POS_FIRST | ROCE_POS_MIDDLE | ROCE_POS_LAST);
+
+	return pos == ROCE_POS_FIRST || pos == ROCE_POS_MIDDLE;
+}
+
+/* ---- ICRC (IBTA Annex A17.3.3) ---- */
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0;
+}
+
+/*
+ * The IP and UDP headers as the ICRC sees them: the masked fields (IPv4
+ * TOS, TTL, header checksum; IPv6 traffic class, flow label, hop limit;
+ * UDP checksum) set to ones. IPv4 is assumed to carry no options and
+ * flags = DF, fragment offset 0: what roce_frame_build, Linux and RoCE
+ * NICs send, and what roce_frame_parse accepts. Returns the length or 0.
+ */
+static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
+{
+	uint8_t *udp;
+
+	if (l3->family == AF_INET) {
+		if (tlen > 0xFFFFu - ROCE_IPV4_LEN - ROCE_UDP_LEN)
+			return 0;
+		h[0] = 0x45;
+		h[1] = 0xFF;
+		put16(h + 2, (uint32_t)(ROCE_IPV4_LEN + ROCE_UDP_LEN + tlen));
+		put16(h + 4, l3->ip_id);
+		put16(h + 6, IPV4_DF);
+		h[8] = 0xFF;
+		h[9] = IPPROTO_UDP_NUM;
+		put16(h + 10, 0xFFFF);
+		memcpy(h + 12, l3->src, 4);
+		memcpy(h + 16, l3->dst, 4);
+		udp = h + ROCE_IPV4_LEN;
+	} else if (l3->family == AF_INET6) {
+		if (tlen > 0xFFFFu - ROCE_UDP_LEN)
+			return 0;
+		put32(h, 0x6FFFFFFFu);
+		put16(h + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
+		h[6] = IPPROTO_UDP_NUM;
+		h[7] = 0xFF;
+		memcpy(h + 8, l3->src, 16);
+		memcpy(h + 24, l3->dst, 16);
+		udp = h + ROCE_IPV6_LEN;
+	} else {
+		return 0;
+	}
+	put16(udp, l3->sport);
+	put16(udp + 2, l3->dport);
+	put16(udp + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
+	put16(udp + 6, 0xFFFF);
+	return (size_t)(udp + ROCE_UDP_LEN - h);
+}
+
+uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
+{
+	static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF,
+					0xFF, 0xFF, 0xFF, 0xFF };
+	uint8_t h[ROCE_IPV6_LEN + ROCE_UDP_LEN], bth[ROCE_BTH_LEN];
+	size_t hl;
+	uLong crc;
+
+	if (!l3 || !tp || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return 0;
+	hl = icrc_prefix(l3, tlen, h);
+	if (!hl)
+		return 0;
+	memcpy(bth, tp, sizeof(bth));
+	bth[4] = 0xFF;		/* resv8a: FECN, BECN and reserved bits */
+	crc = crc32(0L, Z_NULL, 0);
+	crc = crc32(crc, lrh, sizeof(lrh));
+	crc = crc32(crc, h, (uInt)hl);
+	crc = crc32(crc, bth, sizeof(bth));
+	crc = crc32(crc, tp + ROCE_BTH_LEN,
+		    (uInt)(tlen - ROCE_BTH_LEN - ROCE_ICRC_LEN));
+	return (uint32_t)crc;
+}
+
+/*
+ * For equal-length messages the CRC is affine, so the ICRC of ID = id is
+ * ICRC(ID = 0) ^ D(id) with D linear in the 16 ID bits. D of one bit is
+ * that bit's CRC contribution shifted over the bytes behind it, which
+ * crc32_combine() computes without touching them.
+ */
+bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
+			   size_t tlen, uint16_t *id)
+{
+	struct roce_l3 z;
+	uint32_t vec[32] = { 0 }, mask[32] = { 0 };
+	uint32_t target, sol = 0;
+	uint8_t b[2];
+	uLong zero_id;
+	/* bytes after the ID field: rest of IPv4 + UDP + transport - ICRC */
+	z_off_t behind;
+
+	if (!l3 || !id || !tp || l3->family != AF_INET ||
+	    tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN ||
+	    tlen > 0xFFFFu - ROCE_IPV4_LEN - ROCE_UDP_LEN)
+		return false;
+	z = *l3;
+	z.ip_id = 0;
+	target = get_le32(tp + tlen - ROCE_ICRC_LEN) ^ roce_icrc(&z, tp, tlen);
+	if (!target) {		/* the common case: Linux sent ID 0 */
+		*id = 0;
+		return true;
+	}
+	behind = (z_off_t)(ROCE_IPV4_LEN - 6 + ROCE_UDP_LEN + tlen -
+			   ROCE_ICRC_LEN);
+	b[0] = b[1] = 0;
+	zero_id = crc32_combine(crc32(0L, b, 2), 0, behind);
+	for (unsigned int bit = 0; bit < 16; bit++) {
+		uint32_t v, m = 1u << bit;
+
+		put16(b, m);
+		v = (uint32_t)(crc32_combine(crc32(0L, b, 2), 0, behind) ^
+			       zero_id);
+		/* Gaussian elimination over GF(2), pivot = highest bit */
+		for (int i = 31; i >= 0 && v; i--) {
+			if (!(v >> i & 1))
+				continue;
+			if (!vec[i]) {
+				vec[i] = v;
+				mask[i] = m;
+				break;
+			}
+			v ^= vec[i];
+			m ^= mask[i];
+		}
+	}
+	for (int i = 31; i >= 0; i--) {
+		if (!(target >> i & 1))
+			continue;
+		if (!vec[i])
+			return false;
+		target ^= vec[i];
+		sol ^= mask[i];
+	}
+	*id = (uint16_t)sol;
+	return true;
+}
+
+/* ---- transport packets ---- */
+
+size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
+		  const struct roce_l3 *l3)
+{
+	uint32_t f;
+	size_t hl, len;
+	uint8_t pad, *q;
+
+	if (!buf || !p || !l3 || !addr_len(l3->family))
+		return 0;
+	f = roce_opcode_flags(p->opcode);
+	if (!f || p->tver > 0xF || p->dqpn > 0xFFFFFF || p->psn > 0xFFFFFF ||
+	    p->aeth_msn > 0xFFFFFF || (p->aeth_syndrome & 0x80))
+		return 0;
+	if (p->payload_len && (!(f & ROCE_HDR_PAYLOAD) || !p->payload))
+		return 0;
+	if (p->payload_len > ROCE_MAX_PAYLOAD)
+		return 0;
+	pad = (uint8_t)(-p->payload_len & 3u);
+	if (pad && pad_forbidden(f))
+		return 0;
+	hl = hdrs_len(f);
+	len = hl + p->payload_len + pad + ROCE_ICRC_LEN;
+	if (len > cap)
+		return 0;
+
+	buf[0] = p->opcode;
+	buf[1] = (uint8_t)(p->se << 7 | p->migreq << 6 | pad << 4 | p->tver);
+	put16(buf + 2, p->pkey);
+	buf[4] = (uint8_t)(p->fecn << 7 | p->becn << 6);
+	put24(buf + 5, p->dqpn);
+	buf[8] = (uint8_t)(p->ackreq << 7);
+	put24(buf + 9, p->psn);
+	q = buf + ROCE_BTH_LEN;
+	if (f & ROCE_HDR_RETH) {
+		put64(q, p->reth_va);
+		put32(q + 8, p->reth_rkey);
+		put32(q + 12, p->reth_len);
+		q += ROCE_RETH_LEN;
+	}
+	if (f & ROCE_HDR_AETH) {
+		q[0] = p->aeth_syndrome;
+		put24(q + 1, p->aeth_msn);
+		q += ROCE_AETH_LEN;
+	}
+	if (f & ROCE_HDR_IMM) {
+		put32(q, p->imm);
+		q += ROCE_IMM_LEN;
+	}
+	if (f & ROCE_HDR_IETH) {
+		put32(q, p->ieth_rkey);
+		q += ROCE_IETH_LEN;
+	}
+	if (p->payload_len)
+		memmove(q, p->payload, p->payload_len);
+	memset(q + p->payload_len, 0, pad);
+	p->pad = pad;
+	put_le32(buf + len - ROCE_ICRC_LEN, roce_icrc(l3, buf, len));
+	return len;
+}
+
+uint32_t roce_parse(const uint8_t *tp, size_t tlen, const struct roce_l3 *l3,
+		    bool check_icrc, struct roce_pkt *p)
+{
+	uint32_t syn = 0, f;
+	const uint8_t *q;
+	size_t hl, plen;
+
+	memset(p, 0, sizeof(*p));
+	if (!tp || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return ROCE_SYN_MALFORMED;
+	p->opcode = tp[0];
+	p->se = tp[1] >> 7;
+	p->migreq = tp[1] >> 6 & 1;
+	p->pad = tp[1] >> 4 & 3;
+	p->tver = tp[1] & 0xF;
+	p->pkey = get16(tp + 2);
+	p->fecn = tp[4] >> 7;
+	p->becn = tp[4] >> 6 & 1;
+	p->dqpn = get24(tp + 5);
+	p->ackreq = tp[8] >> 7;
+	p->psn = get24(tp + 9);
+
+	if (p->tver != 0)
+		syn |= ROCE_SYN_BTH_VERSION;
+	f = roce_opcode_flags(p->opcode);
+	hl = hdrs_len(f);
+	if (!f) {
+		syn |= ROCE_SYN_OPCODE;
+	} else if (tlen < hl + ROCE_ICRC_LEN || (tlen & 3)) {
+		/* IBTA packets are whole 4-byte words */
+		syn |= ROCE_SYN_MALFORMED;
+	} else {
+		q = tp + ROCE_BTH_LEN;
+		if (f & ROCE_HDR_RETH) {
+			p->reth_va = get64(q);
+			p->reth_rkey = get32(q + 8);
+			p->reth_len = get32(q + 12);
+			q += ROCE_RETH_LEN;
+		}
+		if (f & ROCE_HDR_AETH) {
+			p->aeth_syndrome = q[0];
+			p->aeth_msn = get24(q + 1);
+			q += ROCE_AETH_LEN;
+		}
+		if (f & ROCE_HDR_IMM) {
+			p->imm = get32(q);
+			q += ROCE_IMM_LEN;
+		}
+		if (f & ROCE_HDR_IETH) {
+			p->ieth_rkey = get32(q);
+			q += ROCE_IETH_LEN;
+		}
+		plen = tlen - hl - ROCE_ICRC_LEN;
+		if (plen && !(f & ROCE_HDR_PAYLOAD))
+			syn |= ROCE_SYN_MALFORMED;
+		else if (p->pad > plen || (p->pad && pad_forbidden(f)))
+			syn |= ROCE_SYN_PAD;
+		else {
+			p->payload = q;
+			p->payload_len = (uint32_t)(plen - p->pad);
+		}
+	}
+	if (check_icrc &&
+	    (!l3 || roce_icrc(l3, tp, tlen) !=
+		    get_le32(tp + tlen - ROCE_ICRC_LEN)))
+		syn |= ROCE_SYN_ICRC;
+	return syn;
+}
+
+/* ---- Ethernet / IP / UDP ---- */
+
+size_t roce_frame_hdr_len(int family)
+{
+	if (family == AF_INET)
+		return ROCE_ETH_LEN + ROCE_IPV4_LEN + ROCE_UDP_LEN;
+	if (family == AF_INET6)
+		return ROCE_ETH_LEN + ROCE_IPV6_LEN + ROCE_UDP_LEN;
+	return 0;
+}
+
+/* Ones' complement sum (RFC 1071), not yet folded or inverted. */
+static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
+{
+	for (; len > 1; p += 2, len -= 2)
+		sum += get16(p);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_l3 *l3,
+			size_t tlen)
+{
+	size_t hl = l3 ? roce_frame_hdr_len(l3->family) : 0;
+	size_t ulen = ROCE_UDP_LEN + tlen;
+	uint8_t *ip, *udp;
+	uint8_t ttl;
+
+	if (!hl || !buf || cap < hl || tlen > cap - hl ||
+	    ulen > 0xFFFFu - (l3->family == AF_INET ? ROCE_IPV4_LEN : 0))
+		return 0;
+	ip = buf + ROCE_ETH_LEN;
+	/* RFC 1122 3.2.1.7: never send TTL 0; 0 here means "default". */
+	ttl = l3->ttl ? l3->ttl : DEFAULT_TTL;
+	memcpy(buf, l3->dst_mac, 6);
+	memcpy(buf + 6, l3->src_mac, 6);
+	if (l3->family == AF_INET) {
+		put16(buf + 12, ETH_TYPE_IPV4);
+		ip[0] = 0x45;
+		ip[1] = l3->tos;
+		put16(ip + 2, (uint32_t)(ROCE_IPV4_LEN + ulen));
+		put16(ip + 4, l3->ip_id);
+		put16(ip + 6, IPV4_DF);
+		ip[8] = ttl;
+		ip[9] = IPPROTO_UDP_NUM;
+		put16(ip + 10, 0);
+		memcpy(ip + 12, l3->src, 4);
+		memcpy(ip + 16, l3->dst, 4);
+		put16(ip + 10, csum_fold(csum_add(0, ip, ROCE_IPV4_LEN)));
+		udp = ip + ROCE_IPV4_LEN;
+	} else {
+		put16(buf + 12, ETH_TYPE_IPV6);
+		put32(ip, 6u << 28 | (uint32_t)l3->tos << 20 |
+			  (l3->flow_label & 0xFFFFF));
+		put16(ip + 4, (uint32_t)ulen);
+		ip[6] = IPPROTO_UDP_NUM;
+		ip[7] = ttl;
+		memcpy(ip + 8, l3->src, 16);
+		memcpy(ip + 24, l3->dst, 16);
+		udp = ip + ROCE_IPV6_LEN;
+	}
+	put16(udp, l3->sport);
+	put16(udp + 2, l3->dport);
+	put16(udp + 4, (uint32_t)ulen);
+	put16(udp + 6, 0);	/* IPv4: no checksum, as RoCEv2 NICs send */
+	if (l3->family == AF_INET6) {
+		/* RFC 8200 8.1: mandatory over IPv6 (the ICRC masks it) */
+		uint32_t sum = csum_add(0, ip + 8, 32);
+		uint16_t c;
+
+		sum += (uint32_t)ulen + IPPROTO_UDP_NUM;
+		c = csum_fold(csum_add(sum, udp, ulen));
+		put16(udp + 6, c ? c : 0xFFFF);
+	}
+	return hl + tlen;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
+			  const struct roce_l3 *local, struct roce_l3 *l3,
+			  const uint8_t **tp, size_t *tlen)
+{
+	const uint8_t *ip, *udp;
+	size_t avail, iphl, ip_payload = 0, ulen, alen;
+	bool len_ok = true, mac_ok, ip_ok;
+	uint32_t syn = 0;
+	uint16_t etype;
+
+	memset(l3, 0, sizeof(*l3));
+	*tp = NULL;
+	*tlen = 0;
+	if (!frame || !local || len < ROCE_ETH_LEN)
+		return ROCE_NOT_ROCE;
+	memcpy(l3->dst_mac, frame, 6);
+	memcpy(l3->src_mac, frame + 6, 6);
+	etype = get16(frame + 12);
+	ip = frame + ROCE_ETH_LEN;
+	avail = len - ROCE_ETH_LEN;
+
+	/* First: is it UDP to port 4791 at all? Unidentifiable = not ours. */
+	if (etype == ETH_TYPE_IPV4) {
+		unsigned int ihl;
+		uint16_t fo;
+
+		if (avail < ROCE_IPV4_LEN || ip[9] != IPPROTO_UDP_NUM)
+			return ROCE_NOT_ROCE;
+		/* A header the IP cannot size is read as its fixed 20 B. */
+		ihl = ip[0] & 0xF;
+		iphl = ihl >= 5 ? ihl * 4u : ROCE_IPV4_LEN;
+		if (avail < iphl + ROCE_UDP_LEN)
+			return ROCE_NOT_ROCE;
+		udp = ip + iphl;
+		if (get16(udp + 2) != ROCE_UDP_PORT)
+			return ROCE_NOT_ROCE;
+		l3->family = AF_INET;
+		l3->tos = ip[1];
+		l3->ip_id = get16(ip + 4);
+		l3->ttl = ip[8];
+		memcpy(l3->src, ip + 12, 4);
+		memcpy(l3->dst, ip + 16, 4);
+		if (ip[0] >> 4 != 4)
+			syn |= ROCE_SYN_IP_VERSION;
+		if (ihl != 5)
+			syn |= ROCE_SYN_IPV4_HDR_LEN;
+		fo = get16(ip + 6);
+		if ((fo & IPV4_FLAGS_MASK) != IPV4_DF)
+			syn |= ROCE_SYN_IPV4_FLAGS;
+		if (fo & IPV4_FRAG_MASK)
+			syn |= ROCE_SYN_IPV4_FRAG;
+		if (ihl >= 5 && csum_fold(csum_add(0, ip, iphl)) != 0)
+			syn |= ROCE_SYN_IPV4_CSUM;
+		if (get16(ip + 2) < iphl + ROCE_UDP_LEN || get16(ip + 2) > avail)
+			len_ok = false;
+		else
+			ip_payload = get16(ip + 2) - iphl;
+	} else if (etype == ETH_TYPE_IPV6) {
+		uint32_t w;
+
+		iphl = ROCE_IPV6_LEN;
+		/* Extension headers are not followed (nor are they by ERNIC). */
+		if (avail < iphl + ROCE_UDP_LEN || ip[6] != IPPROTO_UDP_NUM)
+			return ROCE_NOT_ROCE;
+		udp = ip + iphl;
+		if (get16(udp + 2) != ROCE_UDP_PORT)
+			return ROCE_NOT_ROCE;
+		w = get32(ip);
+		l3->family = AF_INET6;
+		l3->tos = (uint8_t)(w >> 20);
+		l3->flow_label = w & 0xFFFFF;
+		l3->ttl = ip[7];
+		memcpy(l3->src, ip + 8, 16);
+		memcpy(l3->dst, ip + 24, 16);
+		if (w >> 28 != 6)
+			syn |= ROCE_SYN_IP_VERSION;
+		if (get16(ip + 4) < ROCE_UDP_LEN || get16(ip + 4) > avail - iphl)
+			len_ok = false;
+		else
+			ip_payload = get16(ip + 4);
+	} else {
+		return ROCE_NOT_ROCE;	/* ARP, VLAN tags, LLDP, ... */
+	}
+	l3->sport = get16(udp);
+	l3->dport = ROCE_UDP_PORT;
+
+	/* Second: is it addressed to us? (the rule in roce_pkt.h) */
+	alen = addr_len(local->family);
+	mac_ok = memcmp(l3->dst_mac, local->dst_mac, 6) == 0;
+	ip_ok = alen && l3->family == local->family &&
+		memcmp(l3->dst, local->dst, alen) == 0;
+	if (!ip_ok && (!mac_ok || all_zero(local->dst_mac, 6)))
+		return ROCE_NOT_ROCE;
+	if (!mac_ok)
+		syn |= ROCE_SYN_MAC_DST;
+	if (l3->family != local->family)
+		syn |= ROCE_SYN_IP_VERSION;
+	else if (!ip_ok)
+		syn |= ROCE_SYN_IP_DST;
+
+	ulen = get16(udp + 4);
+	if (!len_ok)
+		syn |= ROCE_SYN_IP_LEN;
+	else if (ulen != ip_payload)
+		syn |= ROCE_SYN_UDP_LEN;
+	/* The transport bytes: what UDP says, never past the frame. */
+	*tp = udp + ROCE_UDP_LEN;
+	*tlen = avail - iphl - ROCE_UDP_LEN;
+	if (ulen >= ROCE_UDP_LEN && ulen - ROCE_UDP_LEN < *tlen)
+		*tlen = ulen - ROCE_UDP_LEN;
+	return syn;
+}

@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# RoCEv2 codec and the model's wire port; include()d from tests/CMakeLists.txt.
+if(NOT TARGET PkgConfig::CMOCKA)
+  pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+endif()
+
+add_executable(test_roce_pkt ${CMAKE_CURRENT_LIST_DIR}/test_roce_pkt.c)
+target_link_libraries(test_roce_pkt PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME roce_pkt COMMAND test_roce_pkt)
+
+# Real sockets on 127.0.0.2/.3 and ::1 (frame mode on lo needs
+# CAP_NET_RAW: exit 77 = skipped otherwise). Serial: the software devices
+# of other tests bind the same addresses.
+add_executable(test_wire ${CMAKE_CURRENT_LIST_DIR}/test_wire.c)
+target_link_libraries(test_wire PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME wire COMMAND test_wire)
+set_tests_properties(wire PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL ON
+  TIMEOUT 60)
