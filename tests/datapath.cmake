@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# Provider data path between two software ERNICs; include()d from
+# tests/CMakeLists.txt. "datapath": WQEs, doorbells and refused posts
+# (no queue engine needed). "datapath_wire": every opcode end to end and
+# the error completions, through the model's queue engine.
+add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_datapath_wire.c
+  ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
+# The test reads the SQ ring through the provider's own QP structure.
+target_include_directories(test_datapath PRIVATE ${CMAKE_SOURCE_DIR}/access)
+target_link_libraries(test_datapath PRIVATE PkgConfig::CMOCKA
+  PkgConfig::IBVERBS ernic-rdmav${ERNIC_PABI_VERSION})
+add_test(NAME datapath COMMAND test_datapath post)
+add_test(NAME datapath_wire COMMAND test_datapath wire)
+set_tests_properties(datapath datapath_wire PROPERTIES
+  FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)

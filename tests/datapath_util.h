@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fixture of the data-path tests: two software ERNICs in one process,
+ * ernict0 (127.0.0.2, side A) and ernict1 (127.0.0.3, side B), each with
+ * a PD, a CQ and a 10 MiB buffer registered for every access, and RC QPs
+ * connected between them.
+ */
+#ifndef DATAPATH_UTIL_H
+#define DATAPATH_UTIL_H
+
+#include "verbs_util.h"
+#include "ernic.h"
+
+#define BUF_SIZE (10u << 20)	/* covers a WRITE split at 8 MiB */
+#define PMTU 1024u		/* tu_rtr_attr: IBV_MTU_1024 */
+#define WAIT_MS 10000
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	uint8_t *buf;
+	struct ibv_mr *mr;	/* local write, remote read and write */
+	const char *ip;
+};
+
+extern struct side A, B;
+
+struct conn {
+	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+};
+
+/* Fast RNR retries, never exhausted: the receiver drains as it polls. */
+extern const struct conn conn_std;
+
+struct pair {
+	struct ibv_qp *a, *b;
+};
+
+#define QX_OPS                                                            \
+	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |              \
+	 IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE |        \
+	 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ)
+
+/* cmocka group setup / teardown (A and B), and per-test teardown that
+ * destroys the QPs a failed test left behind. */
+int dp_group_setup(void **state);
+int dp_group_teardown(void **state);
+int dp_qp_cleanup(void **state);
+
+/* An RC QP on the side's PD and CQ; qp_ex when send_ops is not 0. */
+struct ibv_qp *qp_new(struct side *s, uint32_t sq, uint32_t rq,
+		      uint64_t send_ops);
+void qp_destroy(struct ibv_qp *qp);
+void qp_init(struct ibv_qp *qp);
+void qp_rtr(struct ibv_qp *qp, const char *peer, uint32_t dqpn,
+	    const struct conn *c);
+/* A (connection ca) and B (cb), connected, both RTS. */
+void pair_up2(struct pair *p, struct ibv_qp *a, struct ibv_qp *b,
+	      const struct conn *ca, const struct conn *cb);
+void pair_up(struct pair *p, uint32_t sq, uint32_t rq);
+void pair_down(struct pair *p);
+
+uint32_t sqpi(struct side *s, struct ibv_qp *qp);
+/* Bus address the IP was given for MR byte 0 (BUFBASEADDR). */
+uint64_t mr_bus(struct side *s, struct ibv_mr *mr);
+/* WQE in SQ slot `slot`, read from the ring the IP reads. */
+struct ernic_wqe wqe_at(struct ibv_qp *qp, uint32_t slot);
+void check_wqe(struct ibv_qp *qp, uint32_t slot, uint8_t opcode,
+	       uint64_t laddr, uint32_t len, uint64_t roff, uint32_t rtag,
+	       uint32_t immdt);
+
+struct ibv_sge sge(void *addr, uint32_t len, uint32_t lkey);
+void wr_set(struct ibv_send_wr *wr, uint64_t id, enum ibv_wr_opcode op,
+	    struct ibv_sge *sg, int nsge, int flags);
+void chain(struct ibv_send_wr *wr, int n);
+void fill(uint8_t *p, size_t len, unsigned int seed);
+/* Poll cq until n completions or ms pass; returns how many. */
+int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+
+/* test_datapath_wire.c: the "wire" group. */
+int dp_run_wire(void);
+
+#endif

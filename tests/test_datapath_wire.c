@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Data-path tests that need the model's queue engine: every opcode end
+ * to end with the data checked at both ends, and the error completions
+ * (remote access, RNR and transport retries exceeded, flush). Every wait
+ * is bounded (WAIT_MS) and says what it waited for.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "datapath_util.h"
+
+/* Completions expected on one CQ. */
+struct want {
+	struct ibv_cq *cq;
+	int n, got;
+	struct ibv_wc wc[300];
+};
+
+/* Poll all CQs together (a receiver must drain while the sender sends)
+ * until each has its completions; fail with a clear message otherwise. */
+static void drive(struct want *w, int nw, const char *what)
+{
+	struct timespec t0, t;
+	bool done;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		done = true;
+		for (int k = 0; k < nw; k++) {
+			int r = w[k].got < w[k].n ?
+					ibv_poll_cq(w[k].cq, w[k].n - w[k].got,
+						    &w[k].wc[w[k].got]) :
+					0;
+
+			assert_true(r >= 0);
+			w[k].got += r;
+			done = done && w[k].got == w[k].n;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!done && (t.tv_sec - t0.tv_sec) * 1000 +
+				     (t.tv_nsec - t0.tv_nsec) / 1000000 >
+			     WAIT_MS) {
+			for (int k = 0; k < nw; k++)
+				print_error("  cq %d: %d of %d completions\n",
+					    k, w[k].got, w[k].n);
+			fail_msg("%s: no completion within %d ms (is the "
+				 "model's queue engine running?)",
+				 what, WAIT_MS);
+		}
+	} while (!done);
+}
+
+static void check_wc_n(const struct ibv_wc *wc, uint64_t id,
+		       enum ibv_wc_status st, enum ibv_wc_opcode op,
+		       struct ibv_qp *qp, uint32_t peer_qpn)
+{
+	if (wc->status != st)
+		fail_msg("wr_id %llu: status %s (vendor_err 0x%x), want %s",
+			 (unsigned long long)wc->wr_id,
+			 ibv_wc_status_str(wc->status), wc->vendor_err,
+			 ibv_wc_status_str(st));
+	assert_int_equal(wc->wr_id, id);
+	assert_int_equal(wc->opcode, op);
+	assert_int_equal(wc->qp_num, qp->qp_num);
+	assert_int_equal(wc->src_qp, peer_qpn);
+}
+
+static void check_wc(const struct ibv_wc *wc, uint64_t id,
+		     enum ibv_wc_status st, enum ibv_wc_opcode op,
+		     struct ibv_qp *qp, struct ibv_qp *peer)
+{
+	check_wc_n(wc, id, st, op, qp, peer->qp_num);
+}
+
+static void post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
+		       uint32_t lkey)
+{
+	struct ibv_sge s = sge(buf, len, lkey);
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+/* A one-SGE request from A's buffer. */
+static void post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
+		  void *buf, uint32_t len, uint64_t raddr, uint32_t rkey,
+		  uint32_t imm, int flags)
+{
+	struct ibv_sge s = sge(buf, len, A.mr->lkey);
+	struct ibv_send_wr wr, *bad;
+
+	wr_set(&wr, id, op, &s, 1, flags);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (op == IBV_WR_SEND_WITH_INV)
+		wr.invalidate_rkey = imm;
+	else
+		wr.imm_data = htobe32(imm);
+	assert_int_equal(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+/* A SEND of len bytes A -> B, checked at both ends. */
+static void send_check(struct pair *p, enum ibv_wr_opcode op, size_t len,
+		       uint32_t imm)
+{
+	struct want w[2] = { { .cq = A.cq, .n = 1 }, { .cq = B.cq, .n = 1 } };
+	char what[64];
+
+	fill(A.buf, len, (unsigned int)len);
+	memset(B.buf, 0, len + 64);
+	post_recv1(p->b, 7, B.buf, (uint32_t)len + 64, B.mr->lkey);
+	post1(p->a, 8, op, A.buf, (uint32_t)len, 0, 0, imm, IBV_SEND_SIGNALED);
+	snprintf(what, sizeof(what), "SEND of %zu bytes", len);
+	drive(w, 2, what);
+	check_wc(&w[0].wc[0], 8, IBV_WC_SUCCESS, IBV_WC_SEND, p->a, p->b);
+	check_wc(&w[1].wc[0], 7, IBV_WC_SUCCESS, IBV_WC_RECV, p->b, p->a);
+	/* The real length, never the buffer's. */
+	assert_int_equal(w[1].wc[0].byte_len, len);
+	assert_memory_equal(B.buf, A.buf, len);
+	assert_int_equal(B.buf[len], 0);
+	if (op == IBV_WR_SEND_WITH_IMM) {
+		assert_int_equal(w[1].wc[0].wc_flags, IBV_WC_WITH_IMM);
+		assert_int_equal(w[1].wc[0].imm_data, htobe32(imm));
+	} else if (op == IBV_WR_SEND_WITH_INV) {
+		assert_int_equal(w[1].wc[0].wc_flags, IBV_WC_WITH_INV);
+		assert_int_equal(w[1].wc[0].invalidated_rkey, imm);
+	} else {
+		assert_int_equal(w[1].wc[0].wc_flags, 0);
+	}
+}
+
+static void test_send(void **state)
+{
+	static const size_t sizes[] = { 1, 16, 17, PMTU, PMTU + 1, 1u << 20 };
+	struct pair p;
+
+	pair_up(&p, 16, 16);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+		send_check(&p, IBV_WR_SEND, sizes[k], 0);
+	send_check(&p, IBV_WR_SEND_WITH_IMM, 8, 0xdeadbeef);
+	send_check(&p, IBV_WR_SEND_WITH_IMM, 3 * PMTU + 5, 0x01020304);
+	send_check(&p, IBV_WR_SEND_WITH_INV, 100, B.mr->rkey);
+	send_check(&p, IBV_WR_SEND_WITH_INV, 2 * PMTU, 0x4242);
+	pair_down(&p);
+}
+
+static void test_write_read(void **state)
+{
+	struct want w[2] = { { .cq = A.cq, .n = 1 }, { .cq = B.cq, .n = 1 } };
+	const size_t len = 256u << 10;
+	struct ibv_wc wc;
+	struct pair p;
+
+	pair_up(&p, 16, 16);
+	fill(A.buf, len, 3);
+	memset(B.buf, 0, len + 64);
+	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, len, (uintptr_t)B.buf + 64,
+	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	w[1].n = 0;
+	drive(w, 2, "RDMA WRITE");
+	check_wc(&w[0].wc[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
+	assert_memory_equal(B.buf + 64, A.buf, len);
+	assert_int_equal(B.buf[63], 0);
+	assert_int_equal(B.buf[len + 64], 0);
+	/* A plain WRITE consumes no receive request. */
+	assert_int_equal(poll_n(B.cq, &wc, 1, 50), 0);
+
+	/* WRITE with immediate: data, then a completion with the length. */
+	fill(A.buf, len, 4);
+	post_recv1(p.b, 2, B.buf + (4u << 20), 64, B.mr->lkey);
+	post1(p.a, 3, IBV_WR_RDMA_WRITE_WITH_IMM, A.buf, len,
+	      (uintptr_t)B.buf, B.mr->rkey, 0xcafe, IBV_SEND_SIGNALED);
+	w[0].got = w[1].got = 0;
+	w[1].n = 1;
+	drive(w, 2, "RDMA WRITE with immediate");
+	check_wc(&w[0].wc[0], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
+	check_wc(&w[1].wc[0], 2, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+		 p.b, p.a);
+	assert_int_equal(w[1].wc[0].byte_len, len);
+	assert_int_equal(w[1].wc[0].wc_flags, IBV_WC_WITH_IMM);
+	assert_int_equal(w[1].wc[0].imm_data, htobe32(0xcafe));
+	assert_memory_equal(B.buf, A.buf, len);
+
+	/* READ back what B holds into A. */
+	fill(B.buf, len, 5);
+	memset(A.buf, 0, len);
+	post1(p.a, 4, IBV_WR_RDMA_READ, A.buf, len, (uintptr_t)B.buf,
+	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	w[0].got = w[1].got = 0;
+	w[1].n = 0;
+	drive(w, 2, "RDMA READ");
+	check_wc(&w[0].wc[0], 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, p.a, p.b);
+	assert_int_equal(w[0].wc[0].byte_len, len);
+	assert_memory_equal(A.buf, B.buf, len);
+	pair_down(&p);
+}
+
+/* Inline data, the qp_ex path, and unsignaled requests retired. */
+static void test_inline_qpex_unsignaled(void **state)
+{
+	struct want w[2] = { { .cq = A.cq, .n = 2 }, { .cq = B.cq, .n = 1 } };
+	uint8_t src[16] = "fifteen bytes..";
+	struct ibv_sge s = sge(src, 10, 0);
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_qp_ex *qx;
+	struct pair p;
+
+	pair_up2(&p, qp_new(&A, 12, 4, QX_OPS), qp_new(&B, 12, 4, 0),
+		 &conn_std, &conn_std);
+	memset(B.buf, 0, 8192);
+	post_recv1(p.b, 1, B.buf, 64, B.mr->lkey);
+	wr_set(&wr[0], 2, IBV_WR_SEND, &s, 1,
+	       IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+	wr_set(&wr[1], 3, IBV_WR_RDMA_WRITE, &s, 1,
+	       IBV_SEND_INLINE | IBV_SEND_SIGNALED);
+	wr[1].wr.rdma.remote_addr = (uintptr_t)B.buf + 4096;
+	wr[1].wr.rdma.rkey = B.mr->rkey;
+	chain(wr, 2);
+	s.length = 16;
+	assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
+	memset(src, 0, sizeof(src));	/* reused at once */
+	drive(w, 2, "inline SEND and WRITE");
+	check_wc(&w[0].wc[0], 2, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
+	check_wc(&w[0].wc[1], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
+	assert_int_equal(w[1].wc[0].byte_len, 16);
+	assert_memory_equal(B.buf, "fifteen bytes..", 16);
+	assert_memory_equal(B.buf + 4096, "fifteen bytes..", 16);
+
+	/* qp_ex: SEND and WRITE end to end. */
+	qx = ibv_qp_to_qp_ex(p.a);
+	fill(A.buf, 8192, 6);
+	post_recv1(p.b, 4, B.buf, 4096, B.mr->lkey);
+	ibv_wr_start(qx);
+	qx->wr_id = 5;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, A.mr->lkey, (uintptr_t)A.buf, 3000);
+	qx->wr_id = 6;
+	ibv_wr_rdma_write(qx, B.mr->rkey, (uintptr_t)B.buf + 4096);
+	ibv_wr_set_sge(qx, A.mr->lkey, (uintptr_t)A.buf + 4096, 4096);
+	assert_int_equal(ibv_wr_complete(qx), 0);
+	w[0].got = w[1].got = 0;
+	drive(w, 2, "qp_ex SEND and WRITE");
+	check_wc(&w[0].wc[0], 5, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
+	check_wc(&w[0].wc[1], 6, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
+	check_wc(&w[1].wc[0], 4, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
+	assert_int_equal(w[1].wc[0].byte_len, 3000);
+	assert_memory_equal(B.buf, A.buf, 8192);
+
+	/* Ten unsignaled WRITEs and a signaled one, three times over, on
+	 * a ring that holds twelve: only if the one completion retires all
+	 * eleven is there room for the next round. */
+	for (int round = 0; round < 3; round++) {
+		for (int k = 0; k < 11; k++)
+			post1(p.a, 100 + k, IBV_WR_RDMA_WRITE, A.buf + 64 * k,
+			      64, (uintptr_t)B.buf + 64 * k, B.mr->rkey, 0,
+			      k == 10 ? IBV_SEND_SIGNALED : 0);
+		w[0].got = 0;
+		w[0].n = 1;
+		drive(w, 1, "unsignaled WRITEs");
+		check_wc(&w[0].wc[0], 110, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
+			 p.a, p.b);
+		assert_int_equal(poll_n(A.cq, w[0].wc, 1, 20), 0);
+	}
+	pair_down(&p);
+}
+
+/*
+ * Request 1 (posted by the caller) fails with st; requests 2 and 3 posted
+ * right behind it and receive 4 are flushed (IBTA: error completions are
+ * reported, signaled or not), and so is what is posted afterwards.
+ */
+static void expect_error(struct ibv_qp *qp, uint32_t peer_qpn,
+			 enum ibv_wc_status st, enum ibv_wc_opcode op,
+			 uint32_t syndrome, const char *what)
+{
+	struct want w = { .cq = A.cq, .n = 4 };
+	struct ibv_sge s = sge(A.buf + (1u << 20), 8, A.mr->lkey);
+	struct ibv_send_wr wr[2], *bad;
+	uint64_t next = 1;
+
+	wr_set(&wr[0], 2, IBV_WR_SEND, &s, 1, IBV_SEND_SIGNALED);
+	wr_set(&wr[1], 3, IBV_WR_SEND, &s, 1, 0);
+	chain(wr, 2);
+	assert_int_equal(ibv_post_send(qp, wr, &bad), 0);
+	post_recv1(qp, 4, A.buf + (1u << 20), 64, A.mr->lkey);
+	drive(&w, 1, what);
+	for (int k = 0; k < 4; k++) {
+		const struct ibv_wc *wc = &w.wc[k];
+
+		/* Send and receive sides may interleave. */
+		if (wc->opcode == IBV_WC_RECV) {
+			check_wc_n(wc, 4, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, qp,
+				   peer_qpn);
+			continue;
+		}
+		check_wc_n(wc, next, next == 1 ? st : IBV_WC_WR_FLUSH_ERR,
+			   next == 1 ? op : IBV_WC_SEND, qp, peer_qpn);
+		if (next == 1)
+			assert_int_equal(wc->vendor_err, syndrome);
+		next++;
+	}
+	wr[0].next = NULL;
+	assert_int_equal(ibv_post_send(qp, wr, &bad), 0);
+	assert_int_equal(poll_n(A.cq, w.wc, 1, WAIT_MS), 1);
+	check_wc_n(&w.wc[0], 2, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND, qp, peer_qpn);
+}
+
+static void test_remote_access_errors(void **state)
+{
+	const uint64_t rb = (uintptr_t)B.buf;
+	uint8_t *tail = B.buf + BUF_SIZE - 4096;
+	struct {
+		enum ibv_wr_opcode op;
+		uint64_t raddr;
+		uint32_t rkey_xor;
+		enum ibv_wc_opcode wop;
+		const char *what;
+	} cases[] = {
+		{ IBV_WR_RDMA_WRITE, rb, 0x100, IBV_WC_RDMA_WRITE,
+		  "WRITE, bad rkey" },
+		{ IBV_WR_RDMA_WRITE, rb + BUF_SIZE - 4096, 0, IBV_WC_RDMA_WRITE,
+		  "WRITE past the MR" },
+		{ IBV_WR_RDMA_READ, rb, 0x100, IBV_WC_RDMA_READ,
+		  "READ, bad rkey" },
+		{ IBV_WR_RDMA_READ, rb + BUF_SIZE - 4096, 0, IBV_WC_RDMA_READ,
+		  "READ past the MR" },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct pair p;
+
+		pair_up(&p, 16, 16);
+		memset(B.buf, 0x5a, 8192);
+		memset(tail, 0x5a, 4096);
+		memset(A.buf, 0xa5, 8192);
+		/* Unsignaled: error completions are reported anyway. */
+		post1(p.a, 1, cases[c].op, A.buf, 8192, cases[c].raddr,
+		      B.mr->rkey ^ cases[c].rkey_xor, 0, 0);
+		/* NAK remote access error (AETH syndrome 0x62). */
+		expect_error(p.a, p.b->qp_num, IBV_WC_REM_ACCESS_ERR,
+			     cases[c].wop, 0x62, cases[c].what);
+		/* Nothing moved at either end. */
+		for (size_t k = 0; k < 4096; k++) {
+			assert_int_equal(B.buf[k], 0x5a);
+			assert_int_equal(tail[k], 0x5a);
+		}
+		for (size_t k = 0; k < 8192; k++)
+			assert_int_equal(A.buf[k], 0xa5);
+		pair_down(&p);
+	}
+}
+
+/* The peer's RQ ring (256 elements, holding 255) is full and nobody
+ * posts receives: the 256th SEND is RNR-NAKed until rnr_retry runs out. */
+static void test_rnr_retry_exceeded(void **state)
+{
+	static struct want w = { .n = 256 };
+	const struct conn ca = { 14, 7, 1, 1 };
+	struct ibv_sge s = sge(A.buf, 8, A.mr->lkey);
+	static struct ibv_send_wr wr[256];
+	struct ibv_send_wr *bad;
+	struct pair p;
+
+	pair_up2(&p, qp_new(&A, 300, 4, 0), qp_new(&B, 16, 4, 0), &ca,
+		 &conn_std);
+	for (int k = 0; k < 256; k++)
+		wr_set(&wr[k], k, IBV_WR_SEND, &s, 1, IBV_SEND_SIGNALED);
+	chain(wr, 256);
+	assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
+	w.cq = A.cq;
+	w.got = 0;
+	drive(&w, 1, "SENDs into a full RQ");
+	for (int k = 0; k < 255; k++)
+		check_wc(&w.wc[k], k, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
+	check_wc(&w.wc[255], 255, IBV_WC_RNR_RETRY_EXC_ERR, IBV_WC_SEND, p.a,
+		 p.b);
+	assert_int_equal(w.wc[255].vendor_err & 0x60, 0x20);
+	pair_down(&p);
+}
+
+/* Nobody answers: the transport timer expires retry_cnt times. */
+static void test_retry_exceeded(void **state)
+{
+	const struct conn ca = { 8, 1, 7, 1 };	/* ~1 ms, one retry */
+	uint32_t gone;
+	struct pair p;
+
+	pair_up2(&p, qp_new(&A, 16, 4, 0), qp_new(&B, 16, 4, 0), &ca,
+		 &conn_std);
+	gone = p.b->qp_num;
+	qp_destroy(p.b);
+	p.b = NULL;
+	post1(p.a, 1, IBV_WR_SEND, A.buf, 64, 0, 0, 0, 0);
+	/* A timeout leaves no NAK syndrome (ernic_hw.h). */
+	expect_error(p.a, gone, IBV_WC_RETRY_EXC_ERR, IBV_WC_SEND, 0,
+		     "SEND to a QP that is gone");
+	pair_down(&p);
+}
+
+int dp_run_wire(void)
+{
+	const struct CMUnitTest wire[] = {
+		cmocka_unit_test_teardown(test_send, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_write_read, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_inline_qpex_unsignaled,
+					  dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_remote_access_errors,
+					  dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_rnr_retry_exceeded,
+					  dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_retry_exceeded, dp_qp_cleanup),
+	};
+
+	return cmocka_run_group_tests_name("datapath_wire", wire,
+					   dp_group_setup, dp_group_teardown);
+}
