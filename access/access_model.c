@@ -128,6 +128,14 @@ int ernic_access_model_open(const struct ernic_conf *conf,
 		free(ma);
 		return rc;
 	}
+	/* The IP is only useful with its Ethernet port: open it now so a
+	 * busy address fails the open with a clear reason. */
+	rc = ernic_model_start(ma->m, conf, err, errlen);
+	if (rc) {
+		ernic_model_destroy(ma->m);
+		free(ma);
+		return rc;
+	}
 	ma->base.ops = &model_ops;
 	*out = &ma->base;
 	return 0;

@@ -59,6 +59,15 @@ const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
 struct ernic_model *ernic_model_create(const struct ernic_conf *conf);
 void ernic_model_destroy(struct ernic_model *m);
 
+/*
+ * Start the queue engine: open the Ethernet port the configuration names
+ * (ernic.conf wire=, addr, netdev) and run the engine thread. Until then
+ * the model is a register file only. Returns 0 or errno with a one-line
+ * reason in err.
+ */
+int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
+		      char *err, size_t errlen);
+
 /* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);
 void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val);

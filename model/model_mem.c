@@ -144,3 +144,32 @@ void *ernic_model_bus_to_va(struct ernic_model *m, uint64_t bus, size_t len)
 	pthread_rwlock_unlock(&m->map_lock);
 	return va;
 }
+
+int ernic_model_dma(struct ernic_model *m, uint64_t bus, void *buf,
+		    size_t len, bool to_bus)
+{
+	const struct ernic_bus_map *mp;
+	int rc = EFAULT;
+	uint64_t off;
+	ptrdiff_t i;
+
+	if (!len)
+		return 0;
+	if ((uint64_t)len > UINT64_MAX - bus)
+		return EFAULT;
+	pthread_rwlock_rdlock(&m->map_lock);
+	i = find_floor(m, bus);
+	if (i >= 0) {
+		mp = &m->maps[i];
+		off = bus - mp->bus;
+		if (off < mp->len && (uint64_t)len <= mp->len - off) {
+			if (to_bus)
+				memcpy(mp->va + off, buf, len);
+			else
+				memcpy(buf, mp->va + off, len);
+			rc = 0;
+		}
+	}
+	pthread_rwlock_unlock(&m->map_lock);
+	return rc;
+}

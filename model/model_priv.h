@@ -7,6 +7,7 @@
 #define ERNIC_MODEL_PRIV_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,7 +48,19 @@ struct ernic_model {
 	size_t nmaps;
 	size_t maps_cap;
 	uint64_t next_bus;		/* allocator cursor, only grows */
+
+	struct eng *eng;		/* queue engine, once started */
 };
+
+struct eng;
+/* engine.c: software wrote register `off` (of QP qp, or 0). */
+void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp);
+void eng_destroy(struct eng *e);
+
+/* model_mem.c: copy to/from the bus space under the map lock, so that an
+ * unmap waits for an access in progress. 0 or EFAULT. */
+int ernic_model_dma(struct ernic_model *m, uint64_t bus, void *buf,
+		    size_t len, bool to_bus);
 
 /* model_mem.c: set up / tear down the bus address space. */
 int ernic_model_mem_init(struct ernic_model *m);

@@ -344,6 +344,8 @@ void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val)
 	}
 	irq_update(m, off);
 	pthread_mutex_unlock(&m->lock);
+	if (m->eng)
+		eng_reg_written(m->eng, off, qp);
 }
 
 void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val)
@@ -474,6 +476,7 @@ void ernic_model_destroy(struct ernic_model *m)
 {
 	if (!m)
 		return;
+	eng_destroy(m->eng);	/* stops the thread before memory goes */
 	ernic_model_mem_fini(m);
 	pthread_cond_destroy(&m->irq_cond);
 	pthread_mutex_destroy(&m->lock);

@@ -169,6 +169,20 @@ fail:
 	return -1;
 }
 
+/*
+ * The IP's RX FIFO is the socket buffer: a burst of a whole send window
+ * (ENG_TX_WINDOW packets of up to 4 KiB, several truesize each) must fit
+ * or the peer sees losses on an idle host. Root may exceed rmem_max.
+ */
+#define WIRE_SOCKBUF (32 << 20)
+static void size_buffers(int fd)
+{
+	if (setopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, WIRE_SOCKBUF))
+		(void)setopt(fd, SOL_SOCKET, SO_RCVBUF, WIRE_SOCKBUF);
+	if (setopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, WIRE_SOCKBUF))
+		(void)setopt(fd, SOL_SOCKET, SO_SNDBUF, WIRE_SOCKBUF);
+}
+
 static int open_udp(struct model_wire *w, char *err, size_t errlen)
 {
 	int fd;
@@ -177,6 +191,7 @@ static int open_udp(struct model_wire *w, char *err, size_t errlen)
 	w->fd = udp_socket(w, ROCE_UDP_PORT, err, errlen);
 	if (w->fd < 0)
 		return -1;
+	size_buffers(w->fd);
 	/* Destination, TOS/traffic class (ECN) and TTL of each datagram */
 	if (v6 ? setopt(w->fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, 1) ||
 		 setopt(w->fd, IPPROTO_IPV6, IPV6_RECVTCLASS, 1) ||
@@ -198,6 +213,7 @@ static int open_udp(struct model_wire *w, char *err, size_t errlen)
 			goto opt_fail;
 	}
 	w->send_fd = fd;
+	size_buffers(fd);
 	/*
 	 * DF, never fragment: RoCEv2 requires it, and Linux then writes IP
 	 * ID 0 for an unconnected socket, which the ICRC covers.
@@ -236,6 +252,7 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 		set_err(err, errlen, "AF_PACKET filter: %s", strerror(errno));
 		return -1;
 	}
+	size_buffers(w->fd);
 	/* Our own transmissions (looped back to taps) are not input. Old
 	 * kernels lack the option; recv checks the packet type anyway. */
 	(void)setopt(w->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -25,6 +26,12 @@ static void conf_init(struct ernic_conf *c)
 	c->backend = ERNIC_BACKEND_SW;
 	c->c_num_qp = 16;
 	c->c_m_axi_addr_width = 64;
+	/* The model opens its Ethernet port: a loopback address of its own. */
+	c->family = AF_INET;
+	memcpy(c->addr, (uint8_t[]){ 127, 0, 0, 9 }, 4);
+	strcpy(c->netdev, "lo");
+	c->udp_sport = ERNIC_UDP_SPORT_DEFAULT;
+	c->wire = ERNIC_WIRE_UDP;
 }
 
 static void test_open_errors(void **state)

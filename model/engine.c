@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ERNIC model's engine thread: the QP manager's arbitration over
+ * doorbells (PG332 ch.2 "QP Manager"), the timers of the response
+ * handler, and the RX port. Sleeps in poll() on the port and an eventfd
+ * whenever there is nothing to do, so an idle device costs no CPU.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine_priv.h"
+
+uint64_t eng_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void eng_set(struct eng *e, uint32_t off, uint32_t val)
+{
+	ernic_model_hw_write(e->m, off, val);
+}
+
+void eng_count(struct eng *e, uint32_t off, unsigned int shift)
+{
+	uint32_t v = eng_reg(e->m, off);
+	uint32_t f = ((v >> shift) + 1) & 0xFFFFu;
+
+	eng_set(e, off, (v & ~(0xFFFFu << shift)) | f << shift);
+}
+
+void eng_irq(struct eng *e, uint32_t bits)
+{
+	eng_set(e, ERNIC_INTSTS, eng_reg(e->m, ERNIC_INTSTS) | bits);
+}
+
+int eng_dma_read(struct eng *e, uint64_t bus, void *dst, size_t len)
+{
+	return ernic_model_dma(e->m, bus, dst, len, false);
+}
+
+int eng_dma_write(struct eng *e, uint64_t bus, const void *src, size_t len)
+{
+	return ernic_model_dma(e->m, bus, (void *)src, len, true);
+}
+
+/* Device-written words (doorbells) are read by software with acquire
+ * loads: store them with release semantics, after the data they cover. */
+int eng_dma_store32(struct eng *e, uint64_t bus, uint32_t v)
+{
+	uint32_t *p;
+
+	atomic_thread_fence(memory_order_release);
+	p = ernic_model_bus_to_va(e->m, bus, sizeof(v));
+	if (!p || (bus & 3))
+		return EFAULT;
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int eng_dma_load32(struct eng *e, uint64_t bus, uint32_t *v)
+{
+	uint32_t *p = ernic_model_bus_to_va(e->m, bus, sizeof(*v));
+
+	if (!p || (bus & 3))
+		return EFAULT;
+	*v = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+uint32_t eng_pmtu(const struct ernic_model *m, uint32_t i)
+{
+	uint32_t f = ERNIC_FIELD_GET(ERNIC_QPCONF_PMTU,
+				     eng_qreg(m, i, ERNIC_QPCONF));
+
+	return 256u << (f > ERNIC_PMTU_4096 ? ERNIC_PMTU_256 : f);
+}
+
+/* The IP/UDP envelope toward QP i's peer, from the per-QP registers. */
+static void peer_l3(struct eng *e, uint32_t i, struct roce_l3 *l3)
+{
+	const struct ernic_model *m = e->m;
+	uint32_t adv = eng_qreg(m, i, ERNIC_QPADVCONF);
+	uint32_t lsb = eng_qreg(m, i, ERNIC_MACDESADDLSB);
+	uint32_t msb = eng_qreg(m, i, ERNIC_MACDESADDMSB);
+
+	*l3 = e->local;
+	memcpy(l3->src, e->local.dst, sizeof(l3->src));
+	memcpy(l3->src_mac, e->local.dst_mac, 6);
+	memset(l3->dst, 0, sizeof(l3->dst));
+	if (l3->family == AF_INET6) {
+		for (int w = 0; w < 4; w++) {
+			uint32_t v = eng_qreg(m, i, ERNIC_IPDESADDR1 + 4 * w);
+
+			for (int b = 0; b < 4; b++)
+				l3->dst[12 - 4 * w + b] =
+					(uint8_t)(v >> (24 - 8 * b));
+		}
+	} else {
+		uint32_t v = eng_qreg(m, i, ERNIC_IPDESADDR1);
+
+		for (int b = 0; b < 4; b++)
+			l3->dst[b] = (uint8_t)(v >> (24 - 8 * b));
+	}
+	l3->dst_mac[0] = (uint8_t)(msb >> 8);
+	l3->dst_mac[1] = (uint8_t)msb;
+	for (int b = 0; b < 4; b++)
+		l3->dst_mac[2 + b] = (uint8_t)(lsb >> (24 - 8 * b));
+	l3->sport = (uint16_t)ERNIC_FIELD_GET(ERNIC_XRNICCONF_UDP_SPORT,
+					      eng_reg(m, ERNIC_XRNICCONF));
+	l3->dport = ROCE_UDP_PORT;
+	l3->ip_id = 0;
+	l3->tos = (uint8_t)(ERNIC_FIELD_GET(ERNIC_QPADVCONF_TRAFFIC_CLASS,
+					    adv) << 2);
+	l3->ttl = (uint8_t)ERNIC_FIELD_GET(ERNIC_QPADVCONF_TTL, adv);
+	if (!l3->ttl)
+		l3->ttl = 64;
+	l3->flow_label = 0;
+}
+
+int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
+{
+	const struct ernic_model *m = e->m;
+	struct roce_l3 l3;
+	size_t n;
+
+	peer_l3(e, i, &l3);
+	p->dqpn = ERNIC_FIELD_GET(ERNIC_DESTQPCONF_QPN,
+				  eng_qreg(m, i, ERNIC_DESTQPCONF));
+	p->pkey = (uint16_t)ERNIC_FIELD_GET(ERNIC_QPADVCONF_PKEY,
+					    eng_qreg(m, i, ERNIC_QPADVCONF));
+	n = roce_build(e->pkt, sizeof(e->pkt), p, &l3);
+	if (!n)
+		return EINVAL;
+	eng_set(e, ERNIC_LSTOUTPKT,
+		p->opcode | (i & 0xFF) << 8 | (p->psn & 0xFFFF) << 16);
+	return model_wire_send(e->wire, &l3, e->pkt, n);
+}
+
+/* PG332 Figure 2-3 entry into the incoming packet error status queue. */
+static void errsts_push(struct eng *e, uint32_t i, uint32_t code)
+{
+	const struct ernic_model *m = e->m;
+	uint64_t base = (uint64_t)eng_reg(m, ERNIC_IPKTERRQBAMSB) << 32 |
+			eng_reg(m, ERNIC_IPKTERRQBA);
+	uint32_t num = ERNIC_FIELD_GET(ERNIC_IPKTERRQSZ_NUM,
+				       eng_reg(m, ERNIC_IPKTERRQSZ));
+	uint32_t wp = ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
+				      eng_reg(m, ERNIC_IPKTERRQWPTR));
+	uint64_t ent = ERNIC_FIELD_PREP(ERNIC_ERRSTS_FATAL_CODE, code) |
+		       ERNIC_FIELD_PREP(ERNIC_ERRSTS_QPID, i);
+
+	if (!base || !num)
+		return;
+	if (!eng_dma_write(e, base + (uint64_t)(wp % num) * 8, &ent, 8))
+		eng_set(e, ERNIC_IPKTERRQWPTR, (wp + 1) % num);
+}
+
+/* Write one CQE (Table 2-2) and publish it: CQHEADi, then the doorbell
+ * word at CQDBADDi (PG332 "Processing WQE Completions"). */
+static void cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
+		      bool err)
+{
+	const struct ernic_model *m = e->m;
+	struct eng_qp *q = &e->qp[i];
+	uint32_t qpconf = eng_qreg(m, i, ERNIC_QPCONF);
+	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
+					 eng_qreg(m, i, ERNIC_QDEPTH));
+	uint64_t cqba = (uint64_t)eng_qreg(m, i, ERNIC_CQBAMSB) << 32 |
+			eng_qreg(m, i, ERNIC_CQBA);
+	uint64_t db = (uint64_t)eng_qreg(m, i, ERNIC_CQDBADDMSB) << 32 |
+		      eng_qreg(m, i, ERNIC_CQDBADD);
+	uint32_t cqe = htole32(ERNIC_FIELD_PREP(ERNIC_CQE_WRID, w->w.wrid) |
+			       ERNIC_FIELD_PREP(ERNIC_CQE_OPCODE, w->w.opcode) |
+			       ERNIC_FIELD_PREP(ERNIC_CQE_ERRFLAG, err ? 1 : 0));
+
+	if (!depth)
+		return;
+	if (qpconf & ERNIC_QPCONF_CQE_WRITE_EN)
+		eng_dma_write(e, cqba + (uint64_t)q->cq_pi * ERNIC_CQE_SIZE,
+			      &cqe, sizeof(cqe));
+	q->cq_pi = (q->cq_pi + 1) % depth;
+	eng_set(e, ERNIC_QP(i, ERNIC_CQHEAD), q->cq_pi);
+	if (db)
+		eng_dma_store32(e, db, q->cq_pi);
+	if (qpconf & ERNIC_QPCONF_CQ_INT_EN) {
+		uint32_t r = ERNIC_CQINTSTS((i - 1) / 32 + 1);
+
+		eng_set(e, r, eng_reg(m, r) | 1u << ((i - 1) % 32));
+		eng_irq(e, ERNIC_INT_WQE_COMPLETION);
+	}
+	eng_count(e, ERNIC_QPMSTS, 16);
+}
+
+void eng_complete_head(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	cqe_write(e, i, &q->osq[q->osq_head], false);
+	q->osq_head = (q->osq_head + 1) % ENG_OSQ_MAX;
+	q->osq_n--;
+	if (q->tx_cur)
+		q->tx_cur--;
+	eng_statqp(e, i);
+}
+
+void eng_statqp(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t st = eng_qreg(e->m, i, ERNIC_STATQP);
+	uint32_t pi = eng_qreg(e->m, i, ERNIC_SQPI) & 0xFFFF;
+	uint32_t want = st & ~(ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+
+	if (q->sq_fetch == pi)
+		want |= ERNIC_STATQP_SQ_EMPTY;
+	if (!q->osq_n)
+		want |= ERNIC_STATQP_OSQ_EMPTY;
+	if (want != st)
+		eng_set(e, ERNIC_QP(i, ERNIC_STATQP), want);
+	if ((eng_qreg(e->m, i, ERNIC_STATCURSQPTR) & 0xFFFF) != q->sq_fetch)
+		eng_set(e, ERNIC_QP(i, ERNIC_STATCURSQPTR), q->sq_fetch);
+}
+
+void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code, uint8_t syndrome)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t st = eng_qreg(e->m, i, ERNIC_STATQP);
+
+	if (q->fatal)
+		return;
+	q->fatal = true;
+	if (q->osq_n)
+		cqe_write(e, i, &q->osq[q->osq_head], true);
+	q->osq_n = 0;
+	q->tx_cur = 0;
+	q->rto_at = q->rnr_at = 0;
+	q->rdq_n = 0;
+	st &= ~ERNIC_STATQP_NAK_SYNDROME;
+	st |= ERNIC_STATQP_FATAL | ERNIC_STATQP_OSQ_EMPTY |
+	      ERNIC_FIELD_PREP(ERNIC_STATQP_NAK_SYNDROME, syndrome & 0x7F);
+	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
+	errsts_push(e, i, code);
+	eng_irq(e, ERNIC_INT_FATAL);
+}
+
+void eng_qp_reset(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t lst = eng_qreg(e->m, i, ERNIC_LSTRQREQ);
+
+	memset(q, 0, sizeof(*q));
+	/* LSTRQREQ holds the last request "received": expect the next. */
+	q->epsn = psn_add(ERNIC_FIELD_GET(ERNIC_LSTRQREQ_PSN, lst), 1);
+	q->last_op = ROCE_RC_SEND_ONLY;
+	q->msn = ERNIC_FIELD_GET(ERNIC_STATMSN_MSN,
+				 eng_qreg(e->m, i, ERNIC_STATMSN));
+	q->sq_fetch = eng_qreg(e->m, i, ERNIC_STATCURSQPTR) & 0xFFFF;
+	q->cq_pi = eng_qreg(e->m, i, ERNIC_CQHEAD) & 0xFFFF;
+}
+
+/* Follow QPCONF.QP_EN: an enable edge starts the QP afresh from its
+ * registers, a disable forgets it. Lock held. */
+static bool qp_sync(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	bool en = eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN;
+
+	if (en != q->en) {
+		eng_qp_reset(e, i);
+		q->en = en;
+	}
+	return en && !q->fatal;
+}
+
+void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
+{
+	if (off < ERNIC_QP_BASE || !qp || qp > ERNIC_C_NUM_QP_MAX)
+		return;
+	switch ((off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE) {
+	case ERNIC_QPCONF:
+		/* Synchronous: after software disables a QP the engine
+		 * must not write its queues any more. */
+		pthread_mutex_lock(&e->lock);
+		qp_sync(e, qp);
+		pthread_mutex_unlock(&e->lock);
+		break;
+	case ERNIC_SQPI:
+	case ERNIC_RQCI:
+		break;
+	default:
+		return;
+	}
+	atomic_fetch_or(&e->dirty[qp / 64], UINT64_C(1) << (qp % 64));
+	if (atomic_load(&e->sleeping)) {
+		uint64_t one = 1;
+
+		if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+			/* counter saturated: the thread is awake anyway */
+		}
+	}
+}
+
+/* One pass over everything: doorbells, RX, timers. Returns the next
+ * timer deadline (0 = none) and whether work remains. */
+static uint64_t run_once(struct eng *e, bool *busy)
+{
+	struct ernic_model *m = e->m;
+	uint64_t next = 0, now = eng_now_ns();
+	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN;
+	int rx;
+
+	*busy = false;
+	/* RX first: responses free the window. Bounded per pass. */
+	for (int n = 0; n < 256; n++) {
+		struct roce_l3 l3;
+		const uint8_t *tp;
+		size_t tlen;
+		uint32_t syn;
+		int chk;
+
+		rx = model_wire_recv(e->wire, e->rxbuf, sizeof(e->rxbuf), &l3,
+				     &tp, &tlen, &syn, &chk);
+		if (rx <= 0)
+			break;
+		if (!enabled)
+			continue;	/* a disabled IP drops everything */
+		pthread_mutex_lock(&e->lock);
+		eng_rx_packet(e, &l3, tp, tlen, syn, chk);
+		pthread_mutex_unlock(&e->lock);
+		if (n == 255)
+			*busy = true;
+	}
+
+	for (int w = 0; w < 4; w++)
+		atomic_exchange(&e->dirty[w], 0);
+	pthread_mutex_lock(&e->lock);
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {
+		uint64_t t;
+
+		if (!qp_sync(e, i) || !enabled)
+			continue;
+		if (eng_tx_pump(e, i))
+			*busy = true;
+		if (eng_rx_pump(e, i))
+			*busy = true;
+		t = eng_tx_timers(e, i, now);
+		if (t && (!next || t < next))
+			next = t;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return next;
+}
+
+static bool any_dirty(struct eng *e)
+{
+	for (int w = 0; w < 4; w++)
+		if (atomic_load(&e->dirty[w]))
+			return true;
+	return false;
+}
+
+static void *eng_main(void *arg)
+{
+	struct eng *e = arg;
+
+	while (!atomic_load(&e->stop)) {
+		struct pollfd pfd[2] = {
+			{ .fd = model_wire_fd(e->wire), .events = POLLIN },
+			{ .fd = e->wake_fd, .events = POLLIN },
+		};
+		bool busy;
+		uint64_t next = run_once(e, &busy);
+		int timeout = -1;
+
+		if (busy)
+			continue;
+		if (next) {
+			uint64_t now = eng_now_ns();
+
+			timeout = next <= now ? 0 :
+				  (int)((next - now + 999999) / 1000000);
+		}
+		/* Dekker with eng_reg_written: announce sleep, then look. */
+		atomic_store(&e->sleeping, 1);
+		if (!any_dirty(e) && !atomic_load(&e->stop))
+			poll(pfd, 2, timeout);
+		atomic_store(&e->sleeping, 0);
+		if (pfd[1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(e->wake_fd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: another wake consumed it */
+			}
+		}
+	}
+	return NULL;
+}
+
+int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
+		      char *err, size_t errlen)
+{
+	struct eng *e;
+	int rc;
+
+	if (m->eng)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(err, errlen, "model: out of memory");
+		return ENOMEM;
+	}
+	e->m = m;
+	e->local.family = conf->family;
+	memcpy(e->local.dst, conf->addr, sizeof(e->local.dst));
+	memcpy(e->local.dst_mac, conf->mac, 6);
+	e->local.dport = ROCE_UDP_PORT;
+	e->frame = conf->wire == ERNIC_WIRE_FRAME;
+	e->wire = model_wire_open(conf, err, errlen);
+	if (!e->wire) {
+		rc = errno ? errno : EIO;
+		free(e);
+		return rc;
+	}
+	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->wake_fd < 0) {
+		rc = errno;
+		snprintf(err, errlen, "model: eventfd: %s", strerror(rc));
+		goto err_wire;
+	}
+	pthread_mutex_init(&e->lock, NULL);
+	rc = pthread_create(&e->thread, NULL, eng_main, e);
+	if (rc) {
+		snprintf(err, errlen, "model: engine thread: %s", strerror(rc));
+		goto err_fd;
+	}
+	e->running = true;
+	m->eng = e;
+	return 0;
+
+err_fd:
+	pthread_mutex_destroy(&e->lock);
+	close(e->wake_fd);
+err_wire:
+	model_wire_close(e->wire);
+	free(e);
+	return rc;
+}
+
+void eng_destroy(struct eng *e)
+{
+	uint64_t one = 1;
+
+	if (!e)
+		return;
+	atomic_store(&e->stop, true);
+	if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+		/* saturated counter: the thread wakes anyway */
+	}
+	if (e->running)
+		pthread_join(e->thread, NULL);
+	e->m->eng = NULL;
+	pthread_mutex_destroy(&e->lock);
+	close(e->wake_fd);
+	model_wire_close(e->wire);
+	free(e);
+}

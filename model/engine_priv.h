@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ERNIC model's queue engine: QP manager, WQE processor, response
+ * handler and RX packet handler of PG332 ch.2, run by one thread per
+ * model. Internal to model/.
+ *
+ * Locking: `eng->lock` guards all engine state; the engine thread holds
+ * it while it works and drops it to sleep. Software register writes that
+ * need the engine (doorbells) only set a dirty bit and wake the thread;
+ * QPCONFi writes take the lock so that a QP disabled by software is
+ * never touched by the engine afterwards (PG332 "QP Deletion").
+ */
+#ifndef ENGINE_PRIV_H
+#define ENGINE_PRIV_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model_priv.h"
+#include "model_wire.h"
+#include "roce_pkt.h"
+
+/* PG332: up to 16 outstanding transactions (WQEs) per QP. */
+#define ENG_OSQ_MAX 16u
+/* Outstanding read requests a responder serves per QP (ch.2). */
+#define ENG_RDQ_MAX 16u
+/* Unacknowledged packets in flight per QP before the WQE processor waits
+ * (keeps bursts inside the receiver's socket buffer). */
+#define ENG_TX_WINDOW 256u
+/* Ask for an ACK at least this often inside a long message. */
+#define ENG_ACKREQ_EVERY 32u
+/* Packets one QP may send per turn, so that QPs share the port. */
+#define ENG_TX_BUDGET 64u
+
+/* One fetched WQE: in the outstanding queue until acknowledged. */
+struct eng_wqe {
+	struct ernic_wqe w;
+	uint32_t slot;		/* SQ index it came from */
+	uint32_t first_psn;
+	uint32_t npkts;		/* PSNs it uses (READ: response packets) */
+	uint32_t sent;		/* packets sent in the current attempt */
+	uint32_t rd_got;	/* READ: response packets received */
+};
+
+/* A read request the responder is answering. */
+struct eng_rdjob {
+	uint64_t bus;		/* source of the data */
+	uint32_t len;
+	uint32_t first_psn;
+	uint32_t npkts;
+	uint32_t sent;
+};
+
+struct eng_qp {
+	bool en;		/* QPCONF.QP_EN as the engine last saw it */
+	bool fatal;
+
+	/* requester (QP manager, WQE processor, response handler) */
+	bool psn_loaded;	/* SQPSN read since enable */
+	uint32_t sq_fetch;	/* next SQ slot to fetch */
+	uint32_t cq_pi;		/* completions written (CQ ring index) */
+	uint32_t npsn;		/* PSN of the next new WQE */
+	uint32_t una;		/* oldest PSN not yet acknowledged */
+	struct eng_wqe osq[ENG_OSQ_MAX];
+	uint32_t osq_head, osq_n;	/* ring, head = oldest */
+	uint32_t tx_cur;	/* osq offset of the WQE being sent */
+	uint64_t rto_at;	/* retransmit timer, 0 = off (ns) */
+	uint64_t rnr_at;	/* RNR wait ends (ns), 0 = none */
+	uint32_t retries, rnr_retries;
+	bool rd_resync;		/* READ rewound: drop stale responses */
+
+	/* responder (RX packet handler) */
+	uint32_t epsn;		/* next expected request PSN */
+	uint32_t msn;
+	uint8_t last_op;	/* last accepted request opcode */
+	bool nak_sent;		/* a NAK for epsn is out: stay quiet */
+	uint64_t wr_va;		/* current incoming WRITE */
+	uint64_t wr_bus;
+	uint32_t wr_left, wr_len;
+	uint32_t send_len;	/* current incoming SEND, bytes so far */
+	struct eng_rdjob rdq[ENG_RDQ_MAX];
+	uint32_t rdq_head, rdq_n;
+};
+
+struct eng {
+	struct ernic_model *m;
+	struct model_wire *wire;
+	pthread_t thread;
+	bool running;
+	int wake_fd;			/* eventfd */
+	atomic_int sleeping;
+	atomic_bool stop;
+	/* QPs with a doorbell or configuration change to look at */
+	atomic_uint_least64_t dirty[4];
+
+	pthread_mutex_t lock;		/* everything below */
+	struct roce_l3 local;		/* our address, MAC, UDP port */
+	struct eng_qp qp[ERNIC_C_NUM_QP_MAX + 1];
+	bool frame;			/* wire=frame: MACs are real */
+	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
+	uint8_t pay[4096];			/* payload scratch */
+	uint8_t rxbuf[ROCE_MAX_FRAME + 64];
+};
+
+/* ---- engine.c: shared helpers ---- */
+uint64_t eng_now_ns(void);
+static inline uint32_t eng_reg(const struct ernic_model *m, uint32_t off)
+{
+	return __atomic_load_n(&m->regs[off / 4], __ATOMIC_ACQUIRE);
+}
+static inline uint32_t eng_qreg(const struct ernic_model *m, uint32_t i,
+				uint32_t reg)
+{
+	return eng_reg(m, ERNIC_QP(i, reg));
+}
+void eng_set(struct eng *e, uint32_t off, uint32_t val);
+/* Add to a 16-bit counter field of a status register. */
+void eng_count(struct eng *e, uint32_t off, unsigned int shift);
+/* Raise INTSTS bits (PG332 "Interrupts"). */
+void eng_irq(struct eng *e, uint32_t bits);
+/* Memory the IP masters: bounds-checked against live mappings. */
+int eng_dma_read(struct eng *e, uint64_t bus, void *dst, size_t len);
+int eng_dma_write(struct eng *e, uint64_t bus, const void *src, size_t len);
+int eng_dma_store32(struct eng *e, uint64_t bus, uint32_t v);
+int eng_dma_load32(struct eng *e, uint64_t bus, uint32_t *v);
+/* Path MTU of QP i in bytes (QPCONF[10:8]). */
+uint32_t eng_pmtu(const struct ernic_model *m, uint32_t i);
+/* Build and send one packet of QP i to its configured peer. */
+int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p);
+/* Put QP i into the FATAL state with a Table 2-4 code (and a CQE with
+ * ERRFLAG for the WQE at the head of its outstanding queue, if any). */
+void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code,
+		  uint8_t syndrome);
+/* Complete the oldest outstanding WQE of QP i (CQE, CQHEAD, doorbell). */
+void eng_complete_head(struct eng *e, uint32_t i);
+/* Keep STATQPi's SQ/OSQ empty bits and STATCURSQPTRi current. */
+void eng_statqp(struct eng *e, uint32_t i);
+/* Reset the engine's view of QP i (QP enable edge, deletion). */
+void eng_qp_reset(struct eng *e, uint32_t i);
+static inline uint32_t psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ERNIC_PSN_MASK;
+}
+/* Signed distance a - b in 24-bit PSN space. */
+static inline int32_t psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* ---- engine_tx.c: requester ---- */
+/* Fetch and send WQEs of QP i as the window allows. True when it
+ * stopped only because its turn's budget ran out. */
+bool eng_tx_pump(struct eng *e, uint32_t i);
+/* Retransmit / RNR timers. Returns the next deadline (ns) or 0. */
+uint64_t eng_tx_timers(struct eng *e, uint32_t i, uint64_t now);
+/* A response (ACK/NAK/read response) arrived for QP i. */
+void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p);
+
+/* ---- engine_rx.c: RX packet handler and responder ---- */
+/* One received packet (transport bytes); syndrome from the frame checks. */
+void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
+		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
+		   int icrc_checkable);
+/* Send pending read responses of QP i within the budget; true if some
+ * remain. */
+bool eng_rx_pump(struct eng *e, uint32_t i);
+/* Record a dropped packet's headers in the error buffer (Table 2-3). */
+void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
+		size_t tlen);
+
+#endif

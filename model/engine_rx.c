@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RX packet handler of the ERNIC model (PG332 ch.2 "ERNIC RX Path"):
+ * validation with the Table 2-3 syndromes in precedence order, then the
+ * responder: SEND into RQ buffers with the RQ doorbell (plus the RX side
+ * band of ernic_hw.h), RDMA WRITE and READ checked against the PD table,
+ * ACK / NAK / RNR NAK generation and READ responses. Responses to our
+ * own requests go to the response handler (engine_tx.c).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+/* ---- error buffer and drops ---- */
+
+void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
+		size_t tlen)
+{
+	const struct ernic_model *m = e->m;
+	uint64_t base = (uint64_t)eng_reg(m, ERNIC_ERRBUFBAMSB) << 32 |
+			eng_reg(m, ERNIC_ERRBUFBA);
+	uint32_t sz = eng_reg(m, ERNIC_ERRBUFSZ);
+	uint32_t num = ERNIC_FIELD_GET(ERNIC_ERRBUFSZ_NUM, sz);
+	uint32_t size = ERNIC_FIELD_GET(ERNIC_ERRBUFSZ_SIZE, sz);
+	uint32_t wp = ERNIC_FIELD_GET(ERNIC_ERRBUFWPTR_WPTR,
+				      eng_reg(m, ERNIC_ERRBUFWPTR));
+	uint8_t ent[256];
+	size_t n;
+
+	eng_count(e, ERNIC_INALLDRPPKTCNT, 16);
+	if (!(eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_ERRBUF_EN) ||
+	    !base || !num || size < 8)
+		return;
+	/* The packet headers, prefixed with the error syndrome. */
+	if (size > sizeof(ent))
+		size = sizeof(ent);
+	memset(ent, 0, size);
+	memcpy(ent, &syndrome, 4);
+	n = tlen < size - 4 ? tlen : size - 4;
+	if (tp && n)
+		memcpy(ent + 4, tp, n);
+	if (!eng_dma_write(e, base + (uint64_t)(wp % num) * size, ent, size))
+		eng_set(e, ERNIC_ERRBUFWPTR, (wp + 1) % num);
+}
+
+/* ---- responses we send ---- */
+
+static void send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
+{
+	struct roce_pkt p = { 0 };
+
+	p.opcode = ROCE_RC_ACK;
+	p.psn = psn;
+	p.aeth_syndrome = syn;
+	p.aeth_msn = e->qp[i].msn;
+	eng_send_pkt(e, i, &p);
+	if ((syn & 0x60) == ROCE_AETH_ACK) {
+		eng_count(e, ERNIC_OUTAMPKTCNT, 0);
+	} else if ((syn & 0x60) == ROCE_AETH_RNR) {
+		eng_set(e, ERNIC_OUTRNRPKTSTS,
+			((eng_reg(e->m, ERNIC_OUTRNRPKTSTS) >> 16) + 1) << 16 |
+				(i & 0xFF));
+	} else {
+		eng_count(e, ERNIC_OUTNAKPKTCNT, 0);
+	}
+}
+
+static void send_ack(struct eng *e, uint32_t i, uint32_t psn)
+{
+	send_aeth(e, i, psn, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID);
+}
+
+/* NAK-Invalid request and the QP to FATAL (Table 2-3 bits 16/17). */
+static void nak_fatal(struct eng *e, uint32_t i, uint32_t psn, uint8_t nak,
+		      uint32_t code)
+{
+	send_aeth(e, i, psn, ROCE_AETH_NAK | nak);
+	eng_qp_fatal(e, i, code, 0);
+}
+
+/* RNR NAK with the QP's own RNR timer (TIMEOUTCONF[20:16]). */
+static void send_rnr(struct eng *e, uint32_t i, uint32_t psn)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t t = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
+				     eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
+
+	send_aeth(e, i, psn, (uint8_t)(ROCE_AETH_RNR | (t & 0x1F)));
+	q->nak_sent = true;
+	eng_set(e, ERNIC_QP(i, ERNIC_STATQP),
+		eng_qreg(e->m, i, ERNIC_STATQP) | ERNIC_STATQP_RQ_OVFL);
+}
+
+/* ---- protection: PG332 ch.6 "Memory Registration" ---- */
+
+/* Check an R_Key access of len bytes at va against the PD table; on
+ * success *bus is where the data lives. */
+static bool mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,
+		     uint32_t len, bool write, uint64_t *bus)
+{
+	const struct ernic_model *m = e->m;
+	uint32_t slot = ERNIC_FIELD_GET(ERNIC_KEY_SLOT, rkey);
+	uint32_t gen = ERNIC_FIELD_GET(ERNIC_KEY_GEN, rkey);
+	uint32_t acc, pd;
+	uint64_t mva, mlen, base;
+
+	*bus = 0;
+	if (!len)
+		return true;	/* IBTA 9.4.4/9.4.5: no key check */
+	if ((rkey & ERNIC_KEY_RSVD) || !gen ||
+	    (eng_reg(m, ERNIC_PDT(slot, ERNIC_BUFRKEY)) & ERNIC_BUFRKEY_KEY) !=
+		    gen)
+		return false;
+	pd = eng_reg(m, ERNIC_PDT(slot, ERNIC_PDPDNUM)) & ERNIC_PDPDNUM_PD;
+	if (pd != (eng_qreg(m, i, ERNIC_PD) & ERNIC_PD_PDNUM))
+		return false;
+	acc = eng_reg(m, ERNIC_PDT(slot, ERNIC_ACCESSDESC));
+	switch (ERNIC_FIELD_GET(ERNIC_ACCESSDESC_ACCESS, acc)) {
+	case ERNIC_ACCESS_READ_ONLY:
+		if (write)
+			return false;
+		break;
+	case ERNIC_ACCESS_WRITE_ONLY:
+		if (!write)
+			return false;
+		break;
+	case ERNIC_ACCESS_READ_WRITE:
+		break;
+	default:
+		return false;
+	}
+	mva = (uint64_t)eng_reg(m, ERNIC_PDT(slot, ERNIC_VIRTADDRMSB)) << 32 |
+	      eng_reg(m, ERNIC_PDT(slot, ERNIC_VIRTADDRLSB));
+	mlen = (uint64_t)ERNIC_FIELD_GET(ERNIC_ACCESSDESC_LEN_MSB, acc) << 32 |
+	       eng_reg(m, ERNIC_PDT(slot, ERNIC_WRRDBUFLEN));
+	base = (uint64_t)eng_reg(m, ERNIC_PDT(slot, ERNIC_BUFBASEADDRMSB))
+		       << 32 |
+	       eng_reg(m, ERNIC_PDT(slot, ERNIC_BUFBASEADDRLSB));
+	if (va < mva || va - mva > mlen || len > mlen - (va - mva))
+		return false;
+	*bus = base + (va - mva);
+	return true;
+}
+
+/* ---- RQ and the RX side band ---- */
+
+struct rq_view {
+	uint64_t rqba, db;
+	uint32_t depth, bufsz, wp, ci;
+};
+
+static void rq_view(struct eng *e, uint32_t i, struct rq_view *v)
+{
+	const struct ernic_model *m = e->m;
+
+	v->rqba = (uint64_t)eng_qreg(m, i, ERNIC_RQBAMSB) << 32 |
+		  eng_qreg(m, i, ERNIC_RQBA);
+	v->db = (uint64_t)eng_qreg(m, i, ERNIC_RQWPTRDBADDMSB) << 32 |
+		eng_qreg(m, i, ERNIC_RQWPTRDBADD);
+	v->depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_RQ, eng_qreg(m, i, ERNIC_QDEPTH));
+	v->bufsz = ERNIC_FIELD_GET(ERNIC_QPCONF_RQ_BUF_SIZE,
+				   eng_qreg(m, i, ERNIC_QPCONF)) *
+		   ERNIC_RQ_BUF_UNIT;
+	v->wp = eng_qreg(m, i, ERNIC_STATRQPIDB) & 0xFFFF;
+	v->ci = eng_qreg(m, i, ERNIC_RQCI) & 0xFFFF;
+}
+
+static bool ring_full(uint32_t wp, uint32_t ci, uint32_t depth)
+{
+	return (wp + 1) % depth == ci;
+}
+
+/* Room for one IMMQ entry? *wp receives the IMMQ write pointer. */
+static bool immq_room(struct eng *e, const struct rq_view *v, uint32_t *wp)
+{
+	uint32_t ci;
+
+	if (eng_dma_load32(e, v->db + ERNIC_RQDB_IMMQ_WPTR, wp) ||
+	    eng_dma_load32(e, v->db + ERNIC_RQDB_IMMQ_CI, &ci) ||
+	    *wp >= v->depth || ci >= v->depth)
+		return false;
+	return !ring_full(*wp, ci, v->depth);
+}
+
+static int immq_push(struct eng *e, uint32_t i, const struct rq_view *v,
+		     uint32_t wp, uint8_t type, uint32_t data, uint32_t len)
+{
+	struct ernic_immq_entry ent = {
+		.entry = htole64((uint64_t)data |
+				 (uint64_t)type << ERNIC_IMMINV_TYPE_SHIFT |
+				 (uint64_t)(i & 0xFF) << ERNIC_IMMINV_QPID_SHIFT |
+				 (uint64_t)(v->wp & 0xFF)
+					 << ERNIC_IMMINV_RQPI_SHIFT),
+		.rqpi = htole32(v->wp),
+		.len = htole32(len),
+	};
+	uint64_t at = v->rqba + ernic_immq_off(v->depth, v->bufsz) +
+		      (uint64_t)wp * ERNIC_IMMQ_ENTRY_SIZE;
+
+	if (eng_dma_write(e, at, &ent, sizeof(ent)))
+		return EFAULT;
+	return eng_dma_store32(e, v->db + ERNIC_RQDB_IMMQ_WPTR,
+			       (wp + 1) % v->depth);
+}
+
+static void rq_irq(struct eng *e, uint32_t i)
+{
+	uint32_t r = ERNIC_RQINTSTS((i - 1) / 32 + 1);
+
+	if (!(eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_RQ_INT_EN))
+		return;
+	eng_set(e, r, eng_reg(e->m, r) | 1u << ((i - 1) % 32));
+	eng_irq(e, ERNIC_INT_RQ_PKT_RX);
+}
+
+/* A SEND packet into the next RQ element. Returns false for RNR. */
+static bool rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		    uint32_t flags)
+{
+	struct rq_view v;
+	uint32_t iwp = 0;
+	bool side = flags & (ROCE_HDR_IMM | ROCE_HDR_IETH);
+	uint64_t el;
+	uint32_t len;
+
+	rq_view(e, i, &v);
+	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth ||
+	    ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
+		return false;
+	if (p->payload_len > v.bufsz)
+		return false;	/* cannot hold it: never accept */
+	el = v.rqba + (uint64_t)v.wp * v.bufsz;
+	len = htole32(ERNIC_FIELD_PREP(ERNIC_RXLEN_LEN, p->payload_len) |
+		      ERNIC_FIELD_PREP(ERNIC_RXLEN_OPCODE, p->opcode));
+	if (eng_dma_write(e, el, p->payload, p->payload_len) ||
+	    eng_dma_write(e, v.rqba + ernic_rxlen_off(v.depth, v.bufsz) +
+				     (uint64_t)v.wp * ERNIC_RXLEN_ENTRY_SIZE,
+			  &len, sizeof(len)))
+		return false;
+	if (side &&
+	    immq_push(e, i, &v, iwp,
+		      (flags & ROCE_HDR_IMM) ? ERNIC_IMMINV_SEND_IMM :
+					       ERNIC_IMMINV_SEND_INV,
+		      (flags & ROCE_HDR_IMM) ? p->imm : p->ieth_rkey, 0))
+		return false;
+	v.wp = (v.wp + 1) % v.depth;
+	eng_set(e, ERNIC_QP(i, ERNIC_STATRQPIDB), v.wp);
+	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCA),
+		(uint32_t)(el & ERNIC_STATRQBUFCA_ADDR));
+	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCAMSB), (uint32_t)(el >> 32));
+	eng_dma_store32(e, v.db + ERNIC_RQDB_WPTR, v.wp);
+	eng_count(e, ERNIC_INSRRPKTCNT, 0);
+	rq_irq(e, i);
+	return true;
+}
+
+/* ---- the responder ---- */
+
+/* Opcode sequence (Table 2-3 bit 16): inside a SEND or WRITE message
+ * only its MIDDLE/LAST may follow; outside, no MIDDLE/LAST. */
+static bool seq_ok(uint8_t last, uint8_t op)
+{
+	uint32_t lf = roce_opcode_flags(last), of = roce_opcode_flags(op);
+	bool in_msg = (lf & (ROCE_POS_FIRST | ROCE_POS_MIDDLE)) &&
+		      !(lf & ROCE_POS_LAST);
+	bool cont = (of & (ROCE_POS_MIDDLE | ROCE_POS_LAST)) &&
+		    !(of & ROCE_POS_FIRST);
+
+	if (!in_msg)
+		return !cont;
+	if (!cont)
+		return false;
+	/* same message kind: SEND 0x00-0x05/0x16-0x17, WRITE 0x06-0x0B */
+	return (last >= ROCE_RC_WRITE_FIRST && last <= ROCE_RC_WRITE_ONLY_IMM) ==
+	       (op >= ROCE_RC_WRITE_FIRST && op <= ROCE_RC_WRITE_ONLY_IMM);
+}
+
+/* Payload size against the path MTU (Table 2-3 bit 19). */
+static bool len_ok(uint32_t flags, uint32_t plen, uint32_t pmtu)
+{
+	if ((flags & ROCE_POS_ONLY) == ROCE_POS_ONLY)
+		return plen <= pmtu;
+	if (flags & ROCE_POS_LAST)
+		return plen >= 1 && plen <= pmtu;
+	return plen == pmtu;	/* FIRST, MIDDLE */
+}
+
+static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
+			bool dup)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t pmtu = eng_pmtu(e->m, i);
+	struct eng_rdjob *j;
+	uint64_t bus;
+
+	if (!mr_check(e, i, p->reth_rkey, p->reth_va, p->reth_len, false,
+		      &bus)) {
+		nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
+			  ERNIC_FATAL_RKEY_ACCESS);
+		return;
+	}
+	if (q->rdq_n == ENG_RDQ_MAX) {
+		if (dup)
+			return;		/* answered when the queue drains */
+		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			  ERNIC_FATAL_READ_RESOURCES_FULL);
+		return;
+	}
+	j = &q->rdq[(q->rdq_head + q->rdq_n++) % ENG_RDQ_MAX];
+	j->bus = bus;
+	j->len = p->reth_len;
+	j->first_psn = p->psn;
+	j->npkts = p->reth_len ? (p->reth_len + pmtu - 1) / pmtu : 1;
+	j->sent = 0;
+}
+
+bool eng_rx_pump(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t pmtu = eng_pmtu(e->m, i), budget = ENG_TX_BUDGET;
+
+	while (q->rdq_n && budget) {
+		struct eng_rdjob *j = &q->rdq[q->rdq_head];
+		struct roce_pkt p = { 0 };
+		uint32_t k = j->sent, off = k * pmtu;
+		uint32_t plen = j->len - off < pmtu ? j->len - off : pmtu;
+		bool last = k + 1 == j->npkts;
+
+		if (!j->len)
+			plen = 0;
+		p.opcode = j->npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
+			   k == 0	 ? ROCE_RC_READ_RESP_FIRST :
+			   last		 ? ROCE_RC_READ_RESP_LAST :
+					   ROCE_RC_READ_RESP_MIDDLE;
+		p.psn = psn_add(j->first_psn, k);
+		p.aeth_syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
+		p.aeth_msn = q->msn;
+		if (plen && eng_dma_read(e, j->bus + off, e->pay, plen)) {
+			/* the MR went away under the request */
+			nak_fatal(e, i, p.psn, ROCE_NAK_REMOTE_ACCESS,
+				  ERNIC_FATAL_RKEY_ACCESS);
+			return false;
+		}
+		p.payload = e->pay;
+		p.payload_len = plen;
+		eng_send_pkt(e, i, &p);
+		eng_set(e, ERNIC_OUTRDRSPPKTCNT,
+			eng_reg(e->m, ERNIC_OUTRDRSPPKTCNT) + 1);
+		budget--;
+		if (++j->sent == j->npkts) {
+			q->rdq_head = (q->rdq_head + 1) % ENG_RDQ_MAX;
+			q->rdq_n--;
+		}
+	}
+	return q->rdq_n != 0;
+}
+
+/* A request packet with the expected PSN. */
+static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		       uint32_t flags)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t pmtu = eng_pmtu(e->m, i);
+	bool write = p->opcode >= ROCE_RC_WRITE_FIRST &&
+		     p->opcode <= ROCE_RC_WRITE_ONLY_IMM;
+	bool last = flags & ROCE_POS_LAST;
+	uint32_t next = psn_add(p->psn, 1);
+
+	if (!seq_ok(q->last_op, p->opcode)) {
+		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			  write ? ERNIC_FATAL_WRITE_OPCODE_SEQ :
+				  ERNIC_FATAL_OPCODE_SEQ);
+		return;
+	}
+	if (p->opcode == ROCE_RC_READ_REQ) {
+		uint32_t n = p->reth_len ? (p->reth_len + pmtu - 1) / pmtu : 1;
+
+		rx_read_req(e, i, p, false);
+		if (q->fatal)
+			return;
+		next = psn_add(p->psn, n);
+	} else if (!len_ok(flags, p->payload_len, pmtu)) {
+		eng_errbuf(e, ROCE_SYN_PMTU, NULL, 0);
+		return;
+	} else if (write) {
+		if (flags & ROCE_HDR_RETH) {
+			if (!mr_check(e, i, p->reth_rkey, p->reth_va,
+				      p->reth_len, true, &q->wr_bus)) {
+				nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
+					  ERNIC_FATAL_RKEY_ACCESS);
+				return;
+			}
+			q->wr_va = p->reth_va;
+			q->wr_len = q->wr_left = p->reth_len;
+		}
+		if (p->payload_len > q->wr_left ||
+		    (last && p->payload_len != q->wr_left)) {
+			nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+				  ERNIC_FATAL_WRITE_LEN);
+			return;
+		}
+		if (flags & ROCE_HDR_IMM) {
+			struct rq_view v;
+			uint32_t iwp;
+
+			/* WRITE with immediate consumes a receive: no IMMQ
+			 * room is "RQ full" (RNR) before any byte lands. */
+			rq_view(e, i, &v);
+			if (!v.depth || !immq_room(e, &v, &iwp)) {
+				send_rnr(e, i, p->psn);
+				return;
+			}
+			if (eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
+					  p->payload, p->payload_len) ||
+			    immq_push(e, i, &v, iwp, ERNIC_IMMINV_WRITE_IMM,
+				      p->imm, q->wr_len)) {
+				nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
+					  ERNIC_FATAL_RKEY_ACCESS);
+				return;
+			}
+			rq_irq(e, i);
+		} else if (p->payload_len &&
+			   eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
+					 p->payload, p->payload_len)) {
+			nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
+				  ERNIC_FATAL_RKEY_ACCESS);
+			return;
+		}
+		q->wr_left -= p->payload_len;
+	} else {
+		if (!rx_send(e, i, p, flags)) {
+			send_rnr(e, i, p->psn);
+			return;
+		}
+	}
+
+	q->epsn = next;
+	q->nak_sent = false;
+	q->last_op = p->opcode;
+	if (last || p->opcode == ROCE_RC_READ_REQ) {
+		q->msn = (q->msn + 1) & ERNIC_PSN_MASK;
+		eng_set(e, ERNIC_QP(i, ERNIC_STATMSN), q->msn);
+	}
+	eng_set(e, ERNIC_QP(i, ERNIC_LSTRQREQ),
+		ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_PSN, p->psn) |
+			ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_OPCODE, p->opcode));
+	eng_set(e, ERNIC_QP(i, ERNIC_STATRESPSN), p->psn);
+	if (p->ackreq && p->opcode != ROCE_RC_READ_REQ)
+		send_ack(e, i, p->psn);
+}
+
+static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
+			 uint32_t flags)
+{
+	struct eng_qp *q = &e->qp[i];
+	int32_t d = psn_diff(p->psn, q->epsn);
+
+	if (d < 0) {
+		/* Duplicate (IBTA 9.9.2.1): reads run again, the rest is
+		 * acknowledged without touching memory. */
+		eng_count(e, ERNIC_ININVDUPCNT, 16);
+		if (p->opcode == ROCE_RC_READ_REQ)
+			rx_read_req(e, i, p, true);
+		else if (p->ackreq)
+			send_ack(e, i, psn_add(q->epsn, ERNIC_PSN_MASK));
+		return;
+	}
+	if (d > 0) {
+		/* Sequence error: one NAK, then silence until the expected
+		 * PSN shows up (Table 2-3 bit 21). */
+		if (!q->nak_sent) {
+			send_aeth(e, i, q->epsn,
+				  ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
+			q->nak_sent = true;
+		}
+		return;
+	}
+	rx_request(e, i, p, flags);
+}
+
+static bool src_ok(struct eng *e, uint32_t i, const struct roce_l3 *l3,
+		   uint32_t *syn)
+{
+	const struct ernic_model *m = e->m;
+	uint8_t want[16] = { 0 };
+	size_t alen = l3->family == AF_INET6 ? 16 : 4;
+
+	for (int w = 0; w < (alen == 16 ? 4 : 1); w++) {
+		uint32_t v = eng_qreg(m, i, ERNIC_IPDESADDR1 + 4 * w);
+		uint8_t *b = alen == 16 ? &want[12 - 4 * w] : want;
+
+		for (int k = 0; k < 4; k++)
+			b[k] = (uint8_t)(v >> (24 - 8 * k));
+	}
+	if (memcmp(want, l3->src, alen)) {
+		*syn = ROCE_SYN_IP_SRC;
+		return false;
+	}
+	if (e->frame) {
+		uint32_t lsb = eng_qreg(m, i, ERNIC_MACDESADDLSB);
+		uint32_t msb = eng_qreg(m, i, ERNIC_MACDESADDMSB);
+		uint8_t mac[6] = { (uint8_t)(msb >> 8), (uint8_t)msb,
+				   (uint8_t)(lsb >> 24), (uint8_t)(lsb >> 16),
+				   (uint8_t)(lsb >> 8), (uint8_t)lsb };
+
+		if (memcmp(mac, l3->src_mac, 6)) {
+			*syn = ROCE_SYN_MAC_SRC;
+			return false;
+		}
+	}
+	return true;
+}
+
+void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
+		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
+		   int icrc_checkable)
+{
+	struct ernic_model *m = e->m;
+	struct roce_pkt p;
+	uint32_t flags, i;
+
+	eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
+	if (syndrome) {
+		eng_errbuf(e, syndrome, tp, tlen);
+		return;
+	}
+	syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
+	if (syndrome) {
+		eng_errbuf(e, syndrome, tp, tlen);
+		return;
+	}
+	flags = roce_opcode_flags(p.opcode);
+	i = p.dqpn;
+	if (i < ERNIC_FIRST_RC_QP || i > m->c_num_qp) {
+		/* QP1 (MADs) has no consumer yet; others do not exist. */
+		if (i == ERNIC_QP1)
+			eng_count(e, ERNIC_INAMPKTCNT, 16);
+		eng_errbuf(e, ROCE_SYN_BTH_QP, tp, tlen);
+		return;
+	}
+	if (!e->qp[i].en || e->qp[i].fatal ||
+	    !(eng_qreg(m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN)) {
+		eng_errbuf(e, ROCE_SYN_QP_NOT_READY, tp, tlen);
+		return;
+	}
+	if (!src_ok(e, i, l3, &syndrome)) {
+		eng_errbuf(e, syndrome, tp, tlen);
+		return;
+	}
+	eng_set(e, ERNIC_LSTINPKT,
+		p.opcode | (i & 0xFF) << 8 | (p.psn & 0xFFFF) << 16);
+	if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
+		eng_tx_response(e, i, &p);
+	else
+		rx_responder(e, i, &p, flags);
+}

@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requester side of the ERNIC model: the WQE processor (SQ fetch and
+ * packetisation by path MTU) and the response handler (ACK/NAK/read
+ * responses, retransmission). PG332 ch.2 "Response Handler": on a NAK
+ * or a timeout the SQ pointer rolls back and the complete WQE is sent
+ * again — partial WQE retransmission is not supported.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "engine_priv.h"
+
+/* IBTA Table 45: RNR NAK timer field -> microseconds. */
+static const uint32_t rnr_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* Opcodes by (WQE opcode, position): ONLY, FIRST, MIDDLE, LAST. */
+struct tx_ops {
+	bool valid;
+	bool write;		/* carries RETH on FIRST/ONLY */
+	uint8_t only, first, middle, last;
+};
+
+static const struct tx_ops tx_ops[ERNIC_OP_SEND_INV + 1] = {
+	[ERNIC_OP_RDMA_WRITE] = { true, true, ROCE_RC_WRITE_ONLY,
+		ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE, ROCE_RC_WRITE_LAST },
+	[ERNIC_OP_RDMA_WRITE_IMM] = { true, true, ROCE_RC_WRITE_ONLY_IMM,
+		ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE,
+		ROCE_RC_WRITE_LAST_IMM },
+	[ERNIC_OP_SEND] = { true, false, ROCE_RC_SEND_ONLY,
+		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE, ROCE_RC_SEND_LAST },
+	[ERNIC_OP_SEND_IMM] = { true, false, ROCE_RC_SEND_ONLY_IMM,
+		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
+		ROCE_RC_SEND_LAST_IMM },
+	[ERNIC_OP_RDMA_READ] = { true, false, ROCE_RC_READ_REQ, 0, 0, 0 },
+	[ERNIC_OP_SEND_INV] = { true, false, ROCE_RC_SEND_ONLY_INV,
+		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
+		ROCE_RC_SEND_LAST_INV },
+};
+
+static struct eng_wqe *osq_at(struct eng_qp *q, uint32_t k)
+{
+	return &q->osq[(q->osq_head + k) % ENG_OSQ_MAX];
+}
+
+static uint32_t wqe_last_psn(const struct eng_wqe *w)
+{
+	return psn_add(w->first_psn, w->npkts - 1);
+}
+
+/* 4.096 us * 2^timeout (IBTA 9.7.6.1.3); 0 means "no timeout". */
+static uint64_t rto_ns(const struct ernic_model *m, uint32_t i)
+{
+	uint32_t t = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_TIMEOUT,
+				     eng_qreg(m, i, ERNIC_TIMEOUTCONF));
+
+	if (!t)
+		return 0;
+	if (t > 31)
+		t = 31;
+	return (UINT64_C(4096) << t);
+}
+
+static void arm_rto(struct eng *e, uint32_t i, uint64_t now)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint64_t t = rto_ns(e->m, i);
+
+	q->rto_at = (q->osq_n && t) ? now + t : 0;
+}
+
+/* The image of the retry counters in STATQPi[26:24] / [30:28]. */
+static void stat_retries(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t st = eng_qreg(e->m, i, ERNIC_STATQP);
+
+	st &= ~(ERNIC_STATQP_RETRY_COUNT | ERNIC_STATQP_RNR_NAK_COUNT);
+	st |= ERNIC_FIELD_PREP(ERNIC_STATQP_RETRY_COUNT, q->retries & 7) |
+	      ERNIC_FIELD_PREP(ERNIC_STATQP_RNR_NAK_COUNT, q->rnr_retries & 7);
+	if (q->retries || q->rnr_retries)
+		st |= ERNIC_STATQP_RETRIED;
+	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
+}
+
+/* Fetch the WQE at the SQ fetch pointer into the outstanding queue. */
+static bool wqe_fetch(struct eng *e, uint32_t i)
+{
+	struct ernic_model *m = e->m;
+	struct eng_qp *q = &e->qp[i];
+	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
+					 eng_qreg(m, i, ERNIC_QDEPTH));
+	uint32_t pi = eng_qreg(m, i, ERNIC_SQPI) & 0xFFFF;
+	uint64_t sqba = (uint64_t)eng_qreg(m, i, ERNIC_SQBAMSB) << 32 |
+			eng_qreg(m, i, ERNIC_SQBA);
+	uint32_t pmtu = eng_pmtu(m, i);
+	struct eng_wqe *w;
+
+	if (q->sq_fetch == pi || q->osq_n == ENG_OSQ_MAX || !depth)
+		return false;
+	if (pi >= depth || q->sq_fetch >= depth) {
+		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);
+		return false;
+	}
+	if (!q->psn_loaded) {
+		q->npsn = ERNIC_FIELD_GET(ERNIC_SQPSN_PSN,
+					  eng_qreg(m, i, ERNIC_SQPSN));
+		q->una = q->npsn;
+		q->psn_loaded = true;
+	}
+	w = osq_at(q, q->osq_n);
+	memset(w, 0, sizeof(*w));
+	if (eng_dma_read(e, sqba + (uint64_t)q->sq_fetch * ERNIC_WQE_SIZE,
+			 &w->w, sizeof(w->w)) ||
+	    w->w.opcode > ERNIC_OP_SEND_INV || !tx_ops[w->w.opcode].valid ||
+	    le32toh(w->w.length) > ERNIC_MAX_MSG_SIZE) {
+		/* An unreadable or malformed WQE: the WQE processor gives
+		 * up on the QP (Table 2-4 code 5) with an error CQE. */
+		w->slot = q->sq_fetch;
+		w->w.wrid = (uint16_t)w->slot;	/* WRID is the SQ slot */
+		q->osq_n++;
+		q->sq_fetch = (q->sq_fetch + 1) % depth;
+		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);
+		return false;
+	}
+	/* Table 2-1 fields are little-endian in memory: host order here. */
+	w->w.wrid = le16toh(w->w.wrid);
+	w->w.laddr = le64toh(w->w.laddr);
+	w->w.roffset = le64toh(w->w.roffset);
+	w->w.rtag = le32toh(w->w.rtag);
+	w->w.length = le32toh(w->w.length);
+	w->w.immdt = le32toh(w->w.immdt);
+	w->slot = q->sq_fetch;
+	w->first_psn = q->npsn;
+	w->npkts = w->w.length ? (w->w.length + pmtu - 1) / pmtu : 1;
+	q->npsn = psn_add(q->npsn, w->npkts);
+	q->osq_n++;
+	q->sq_fetch = (q->sq_fetch + 1) % depth;
+	eng_statqp(e, i);
+	return true;
+}
+
+/* Packet k of WQE w. Returns 0, or a Table 2-4 code on a local fault. */
+static uint32_t send_one(struct eng *e, uint32_t i, struct eng_wqe *w,
+			 uint32_t k, uint32_t pmtu)
+{
+	const struct tx_ops *o = &tx_ops[w->w.opcode];
+	struct roce_pkt p = { 0 };
+	uint32_t len = w->w.length, off = k * pmtu;
+	uint32_t plen = len > off ? (len - off < pmtu ? len - off : pmtu) : 0;
+	bool last = k + 1 == w->npkts;
+
+	p.psn = psn_add(w->first_psn, k);
+	p.migreq = true;
+	if (w->w.opcode == ERNIC_OP_RDMA_READ) {
+		p.opcode = ROCE_RC_READ_REQ;
+		p.reth_va = w->w.roffset;
+		p.reth_rkey = w->w.rtag;
+		p.reth_len = len;
+		p.ackreq = true;
+		eng_count(e, ERNIC_OUTIOPKTCNT, 16);
+		return eng_send_pkt(e, i, &p) == EINVAL ?
+			       ERNIC_FATAL_WQE_PROCESSOR : 0;
+	}
+	p.opcode = w->npkts == 1 ? o->only :
+		   k == 0	 ? o->first :
+		   last		 ? o->last :
+				   o->middle;
+	if (o->write && k == 0) {
+		p.reth_va = w->w.roffset;
+		p.reth_rkey = w->w.rtag;
+		p.reth_len = len;
+	}
+	if (last) {
+		/* IMMDT [415:384] is a 32-bit field sent MSB first; SEND with
+		 * invalidate carries the R_Key to invalidate there. */
+		p.imm = w->w.immdt;
+		p.ieth_rkey = p.imm;
+	}
+	p.ackreq = last || (k + 1) % ENG_ACKREQ_EVERY == 0;
+	p.payload_len = plen;
+	if (!o->write && len <= ERNIC_WQE_SDATA_SIZE) {
+		/* PG332 Table 2-1: a SEND of <= 16 B comes from SDATA. */
+		p.payload = w->w.sdata;
+	} else if (plen) {
+		if (eng_dma_read(e, w->w.laddr + off, e->pay, plen))
+			return ERNIC_FATAL_WQE_PROCESSOR;
+		p.payload = e->pay;
+	}
+	eng_count(e, ERNIC_OUTIOPKTCNT, o->write ? 16 : 0);
+	return eng_send_pkt(e, i, &p) == EINVAL ? ERNIC_FATAL_WQE_PROCESSOR : 0;
+}
+
+bool eng_tx_pump(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t pmtu = eng_pmtu(e->m, i), budget = ENG_TX_BUDGET;
+	bool sent = false;
+
+	if (q->rnr_at || q->fatal)
+		return false;
+	while (budget) {
+		struct eng_wqe *w;
+		uint32_t want;
+
+		if (q->tx_cur == q->osq_n && !wqe_fetch(e, i))
+			break;
+		if (q->fatal)
+			return false;
+		w = osq_at(q, q->tx_cur);
+		want = w->w.opcode == ERNIC_OP_RDMA_READ ? 1 : w->npkts;
+		while (w->sent < want && budget) {
+			uint32_t code;
+
+			/* Window: stay inside the peer's receive buffering. */
+			if (psn_diff(psn_add(w->first_psn, w->sent), q->una) >=
+			    (int32_t)ENG_TX_WINDOW)
+				goto out;
+			code = send_one(e, i, w, w->sent, pmtu);
+			if (code) {
+				eng_qp_fatal(e, i, code, 0);
+				return false;
+			}
+			w->sent++;
+			budget--;
+			sent = true;
+		}
+		if (w->sent < want)
+			break;
+		q->tx_cur++;
+	}
+out:
+	if (sent && !q->rto_at)
+		arm_rto(e, i, eng_now_ns());
+	return !budget;
+}
+
+/* Roll back to outstanding WQE k: it and all after it go again whole. */
+static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	for (uint32_t j = k; j < q->osq_n; j++) {
+		osq_at(q, j)->sent = 0;
+		osq_at(q, j)->rd_got = 0;
+	}
+	if (k < q->tx_cur)
+		q->tx_cur = k;
+	eng_set(e, ERNIC_RETRYCNTSTS, eng_reg(e->m, ERNIC_RETRYCNTSTS) + 1);
+}
+
+/* Acknowledged progress: the retry budget starts over (IBTA 9.7.6.1.3
+ * counts retries of the same PSN). */
+static void una_advance(struct eng_qp *q, uint32_t next)
+{
+	if (psn_diff(next, q->una) > 0) {
+		q->una = next;
+		q->retries = 0;
+	}
+}
+
+/* Complete every non-READ WQE whose last PSN is before `psn` (ACKed, or
+ * implied by a later response). Stops at an unfinished READ. */
+static void ack_upto(struct eng *e, uint32_t i, uint32_t psn, bool inclusive)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	while (q->osq_n) {
+		struct eng_wqe *w = osq_at(q, 0);
+		int32_t d = psn_diff(psn, wqe_last_psn(w));
+
+		if (w->w.opcode == ERNIC_OP_RDMA_READ || d < 0 ||
+		    (d == 0 && !inclusive))
+			break;
+		eng_complete_head(e, i);
+		q->retries = 0;
+		q->rnr_retries = 0;
+	}
+}
+
+/* Index of the outstanding WQE whose PSN range holds psn, or osq_n. */
+static uint32_t wqe_of(struct eng_qp *q, uint32_t psn)
+{
+	for (uint32_t k = 0; k < q->osq_n; k++) {
+		struct eng_wqe *w = osq_at(q, k);
+
+		if (psn_diff(psn, w->first_psn) >= 0 &&
+		    psn_diff(psn, wqe_last_psn(w)) <= 0)
+			return k;
+	}
+	return q->osq_n;
+}
+
+/* A retry: count it against TIMEOUTCONF's limit; false if exhausted. */
+static bool retry_ok(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t lim = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_RETRY_CNT,
+				       eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
+
+	if (q->retries >= lim && !(eng_reg(e->m, ERNIC_XRNICADCONF) &
+				   ERNIC_XRNICADCONF_RETRY_CNT_FATAL_DIS)) {
+		eng_qp_fatal(e, i, ERNIC_FATAL_RESP_HANDLER, 0);
+		return false;
+	}
+	q->retries++;
+	stat_retries(e, i);
+	return true;
+}
+
+static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		   uint64_t now)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint8_t syn = p->aeth_syndrome;
+	uint32_t k;
+
+	eng_count(e, ERNIC_INNAKPKTCNT, 0);
+	eng_set(e, ERNIC_INNCKPKTSTS,
+		((eng_reg(e->m, ERNIC_INNCKPKTSTS) >> 16) + 1) << 16 |
+			(i & 0xFF));
+	/* A NAK acknowledges everything before its PSN. */
+	una_advance(q, p->psn);
+	ack_upto(e, i, p->psn, false);
+	k = wqe_of(q, p->psn);
+	if (k == q->osq_n)
+		return;		/* stale: nothing outstanding there */
+	if ((syn & 0x60) == ROCE_AETH_RNR) {
+		uint32_t lim = ERNIC_FIELD_GET(
+			ERNIC_TIMEOUTCONF_RNR_RETRY_CNT,
+			eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
+
+		/* 7 means "retry forever" (IBTA 9.7.5.2.8). */
+		if (lim != 7 && q->rnr_retries >= lim) {
+			eng_qp_fatal(e, i, ERNIC_FATAL_RNR_COUNTER, syn);
+			return;
+		}
+		q->rnr_retries++;
+		stat_retries(e, i);
+		rewind_to(e, i, k);
+		q->rnr_at = now + (uint64_t)rnr_us[syn & 0x1F] * 1000;
+		q->rto_at = 0;
+		return;
+	}
+	if (syn == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ)) {
+		if (!retry_ok(e, i))
+			return;
+		rewind_to(e, i, k);
+		arm_rto(e, i, now);
+		return;
+	}
+	/* Invalid request, remote access or operational error: the WQE
+	 * fails; the QP goes fatal (Table 2-4 code 0x0A, remote error). */
+	while (q->osq_n && k--)
+		eng_complete_head(e, i);
+	eng_qp_fatal(e, i, ERNIC_FATAL_REMOTE_NAK, syn);
+}
+
+/* A READ response packet for the oldest outstanding READ. */
+static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
+			 uint64_t now)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t pmtu = eng_pmtu(e->m, i), k, off, want;
+	struct eng_wqe *w;
+	int32_t d;
+
+	ack_upto(e, i, p->psn, false);
+	if (!q->osq_n)
+		return;
+	w = osq_at(q, 0);
+	if (w->w.opcode != ERNIC_OP_RDMA_READ || !w->sent ||
+	    psn_diff(p->psn, w->first_psn) < 0 ||
+	    psn_diff(p->psn, wqe_last_psn(w)) > 0)
+		return;		/* not for the READ we wait on: stale */
+	d = psn_diff(p->psn, psn_add(w->first_psn, w->rd_got));
+	if (d < 0)
+		return;		/* duplicate */
+	if (d > 0) {
+		/* A response went missing: ask again for the whole READ. */
+		if (!q->rd_resync && retry_ok(e, i)) {
+			rewind_to(e, i, 0);
+			q->rd_resync = true;
+			arm_rto(e, i, now);
+		}
+		return;
+	}
+	q->rd_resync = false;
+	k = w->rd_got;
+	off = k * pmtu;
+	want = w->w.length - off < pmtu ? w->w.length - off : pmtu;
+	if (w->npkts == 1) {
+		if (p->opcode != ROCE_RC_READ_RESP_ONLY ||
+		    p->payload_len != w->w.length) {
+			eng_qp_fatal(e, i, ERNIC_FATAL_READ_RESP_ONLY_LEN, 0);
+			return;
+		}
+	} else if (p->opcode != (k == 0 ? ROCE_RC_READ_RESP_FIRST :
+				 k + 1 == w->npkts ? ROCE_RC_READ_RESP_LAST :
+						     ROCE_RC_READ_RESP_MIDDLE) ||
+		   p->payload_len != want) {
+		eng_qp_fatal(e, i, k + 1 == w->npkts ?
+					   ERNIC_FATAL_READ_RESP_LAST :
+					   ERNIC_FATAL_READ_RESP_MIDDLE_LEN,
+			     0);
+		return;
+	}
+	if (p->payload_len &&
+	    eng_dma_write(e, w->w.laddr + off, p->payload,
+			  p->payload_len)) {
+		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);
+		return;
+	}
+	w->rd_got++;
+	una_advance(q, psn_add(p->psn, 1));
+	q->retries = 0;
+	if (w->rd_got == w->npkts) {
+		eng_complete_head(e, i);
+		q->rnr_retries = 0;
+	}
+	arm_rto(e, i, now);
+}
+
+void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint64_t now = eng_now_ns();
+	uint32_t flags = roce_opcode_flags(p->opcode);
+
+	if (!q->psn_loaded || !q->osq_n) {
+		eng_count(e, ERNIC_ININVDUPCNT, 16);
+		return;
+	}
+	if ((flags & ROCE_HDR_AETH) &&
+	    (p->aeth_syndrome & 0x60) != ROCE_AETH_ACK) {
+		if ((p->aeth_syndrome & 0x60) == 0x40 ||
+		    (p->aeth_syndrome & 0x80)) {
+			/* reserved type: malformed AETH (Table 2-3 bit 22) */
+			eng_count(e, ERNIC_INALLDRPPKTCNT, 16);
+			return;
+		}
+		on_nak(e, i, p, now);
+	} else if (p->opcode == ROCE_RC_ACK) {
+		uint32_t k;
+
+		eng_count(e, ERNIC_INAMPKTCNT, 0);
+		una_advance(q, psn_add(p->psn, 1));
+		ack_upto(e, i, p->psn, true);
+		/* ACKed past a READ still missing responses: they were
+		 * lost, ask again now rather than at the timeout. */
+		k = wqe_of(q, p->psn);
+		if (q->osq_n && k > 0 && k < q->osq_n &&
+		    osq_at(q, 0)->w.opcode == ERNIC_OP_RDMA_READ &&
+		    !q->rd_resync && retry_ok(e, i)) {
+			rewind_to(e, i, 0);
+			q->rd_resync = true;
+		}
+		arm_rto(e, i, now);
+	} else {
+		eng_count(e, ERNIC_INSRRPKTCNT, 16);
+		on_read_resp(e, i, p, now);
+	}
+	if (!q->fatal)
+		eng_tx_pump(e, i);
+}
+
+uint64_t eng_tx_timers(struct eng *e, uint32_t i, uint64_t now)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint64_t next = 0;
+
+	if (q->rnr_at && now >= q->rnr_at) {
+		q->rnr_at = 0;
+		arm_rto(e, i, now);
+		eng_tx_pump(e, i);
+	}
+	if (q->rto_at && now >= q->rto_at) {
+		if (!q->osq_n) {
+			q->rto_at = 0;
+		} else if (retry_ok(e, i)) {
+			/* Timeout: the oldest WQE and all after it again. */
+			rewind_to(e, i, 0);
+			q->rd_resync = false;
+			arm_rto(e, i, now);
+			eng_tx_pump(e, i);
+		}
+	}
+	if (q->rnr_at)
+		next = q->rnr_at;
+	if (q->rto_at && (!next || q->rto_at < next))
+		next = q->rto_at;
+	return next;
+}
