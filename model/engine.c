@@ -8,6 +8,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,17 @@ static bool any_dirty(struct eng *e)
 static void *eng_main(void *arg)
 {
 	struct eng *e = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+
+	/*
+	 * The IP runs beside the CPU; here it shares it with applications
+	 * that busy-poll (perftest spins on its CQ or buffer). The lowest
+	 * real-time priority lets a packet preempt a spinner at once
+	 * instead of after a time slice. The thread sleeps whenever it is
+	 * idle, so it cannot starve anyone; without the privilege it runs
+	 * as an ordinary thread.
+	 */
+	(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 
 	while (!atomic_load(&e->stop)) {
 		struct pollfd pfd[2] = {
