@@ -356,6 +356,9 @@ static uint64_t run_once(struct eng *e, bool *busy)
 		t = eng_tx_timers(e, i, now);
 		if (t && (!next || t < next))
 			next = t;
+		t = eng_rx_timers(e, i, now);
+		if (t && (!next || t < next))
+			next = t;
 	}
 	pthread_mutex_unlock(&e->lock);
 	return next;
@@ -391,20 +394,21 @@ static void *eng_main(void *arg)
 		};
 		bool busy;
 		uint64_t next = run_once(e, &busy);
-		int timeout = -1;
+		struct timespec ts, *tsp = NULL;
 
 		if (busy)
 			continue;
 		if (next) {
-			uint64_t now = eng_now_ns();
+			uint64_t now = eng_now_ns(), d = next > now ? next - now : 0;
 
-			timeout = next <= now ? 0 :
-				  (int)((next - now + 999999) / 1000000);
+			ts.tv_sec = (time_t)(d / 1000000000u);
+			ts.tv_nsec = (long)(d % 1000000000u);
+			tsp = &ts;
 		}
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
 		if (!any_dirty(e) && !atomic_load(&e->stop))
-			poll(pfd, 2, timeout);
+			ppoll(pfd, 2, tsp, NULL);
 		atomic_store(&e->sleeping, 0);
 		if (pfd[1].revents & POLLIN) {
 			uint64_t v;

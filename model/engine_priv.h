@@ -30,6 +30,9 @@
 #define ENG_TX_WINDOW 256u
 /* Ask for an ACK at least this often inside a long message. */
 #define ENG_ACKREQ_EVERY 32u
+/* How long the responder may hold back a coalesced ACK: 16 ticks of
+ * the 4.096 us IBTA time base. */
+#define ENG_ACK_DELAY_NS (16u * 4096u)
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 
@@ -81,6 +84,9 @@ struct eng_qp {
 	uint32_t send_len;	/* current incoming SEND, bytes so far */
 	struct eng_rdjob rdq[ENG_RDQ_MAX];
 	uint32_t rdq_head, rdq_n;
+	bool ack_pending;	/* coalesced ACK owed for ack_psn */
+	uint32_t ack_psn;
+	uint64_t ack_at;
 };
 
 struct eng {
@@ -162,6 +168,8 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p);
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
 		   int icrc_checkable);
+/* Coalesced-ACK timer (XRNICCONF[4:3]). Returns its deadline or 0. */
+uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
 /* Send pending read responses of QP i within the budget; true if some
  * remain. */
 bool eng_rx_pump(struct eng *e, uint32_t i);

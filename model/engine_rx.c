@@ -357,6 +357,40 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 	return q->rdq_n != 0;
 }
 
+/*
+ * XRNICCONF[4:3]: ACK on AckReq or on the coalescing timeout (0), only
+ * on the timeout (1), or only on AckReq (2).
+ */
+static void ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p)
+{
+	struct eng_qp *q = &e->qp[i];
+	uint32_t mode = ERNIC_FIELD_GET(ERNIC_XRNICCONF_TX_ACK_GEN,
+					eng_reg(e->m, ERNIC_XRNICCONF));
+
+	if (p->ackreq && mode != ERNIC_ACK_ON_TIMEOUT) {
+		send_ack(e, i, p->psn);
+		q->ack_pending = false;
+		q->ack_at = 0;
+	} else if (mode != ERNIC_ACK_ON_REQ) {
+		q->ack_pending = true;
+		q->ack_psn = p->psn;
+		if (!q->ack_at)
+			q->ack_at = eng_now_ns() + ENG_ACK_DELAY_NS;
+	}
+}
+
+uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	if (q->ack_pending && now >= q->ack_at) {
+		send_ack(e, i, q->ack_psn);
+		q->ack_pending = false;
+		q->ack_at = 0;
+	}
+	return q->ack_pending ? q->ack_at : 0;
+}
+
 /* A request packet with the expected PSN. */
 static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		       uint32_t flags)
@@ -447,8 +481,8 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_PSN, p->psn) |
 			ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_OPCODE, p->opcode));
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRESPSN), p->psn);
-	if (p->ackreq && p->opcode != ROCE_RC_READ_REQ)
-		send_ack(e, i, p->psn);
+	if (p->opcode != ROCE_RC_READ_REQ)
+		ack_policy(e, i, p);
 }
 
 static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
