@@ -533,6 +533,9 @@ int main(int argc, char **argv)
 	};
 
 	tu_require_env();
+	/* DATAPATH_TEST=<glob> runs only the matching tests. */
+	if (getenv("DATAPATH_TEST"))
+		cmocka_set_test_filter(getenv("DATAPATH_TEST"));
 	if (argc > 1 && !strcmp(argv[1], "wire"))
 		return dp_run_wire();
 	return cmocka_run_group_tests_name("datapath", post, dp_group_setup,

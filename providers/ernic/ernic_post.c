@@ -90,7 +90,7 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 }
 
 /* SEND: payloads up to 16 B always travel in SDATA (Table 2-1), gathered
- * here; a longer one needs a single buffer, LADDR. */
+ * here; a longer one needs a single (non-empty) buffer, LADDR. */
 static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 		      const struct ernic_wr *w, struct ernic_wqe *wqe,
 		      uint64_t *total)
@@ -127,9 +127,19 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (!sum || sum > ERNIC_MAX_MSG_SIZE)
 		return EINVAL;
 	if (sum > ERNIC_WQE_SDATA_SIZE) {
-		if (inl || w->num_sge != 1 ||
-		    ernic_mr_translate(dev, qp->vqp.qp.pd, w->sge[0].lkey,
-				       w->sge[0].addr, sum, false, &bus, NULL))
+		const struct ibv_sge *one = NULL;
+
+		if (inl)
+			return EINVAL;
+		for (size_t k = 0; k < w->num_sge; k++) {
+			if (!w->sge[k].length)
+				continue;
+			if (one)
+				return EINVAL;
+			one = &w->sge[k];
+		}
+		if (ernic_mr_translate(dev, qp->vqp.qp.pd, one->lkey, one->addr,
+				       sum, false, &bus, NULL))
 			return EINVAL;
 		wqe->laddr = htole64(bus);
 	}

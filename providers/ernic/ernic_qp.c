@@ -280,6 +280,9 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 		ernic_wr(acc, ERNIC_QP(i, ERNIC_LSTRQREQ), 0);
 		ernic_wr(acc, ERNIC_QP(i, ERNIC_STATMSN), 0);
 	}
+	/* QP Fatal Recovery step 9: the NAK syndrome and the retry and RNR
+	 * counts start afresh (what poll_cq reads after an error CQE). */
+	ernic_wr(acc, ERNIC_QP(i, ERNIC_STATQP), 0);
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), ERNIC_QPCONF_QP_UNDER_RECOVERY);
 	/* The doorbell values the IP wrote live in our pool: clear them too,
 	 * with the RX side-band words next to the RQ write pointer. */
