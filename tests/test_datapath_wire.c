@@ -6,6 +6,8 @@
  * is bounded (WAIT_MS) and says what it waited for.
  */
 #include <endian.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -16,8 +18,15 @@
 struct want {
 	struct ibv_cq *cq;
 	int n, got;
-	struct ibv_wc wc[300];
+	struct ibv_wc wc[512];
 };
+
+/* Expect na completions on A's CQ and nb on B's, from now on. */
+static void want_ab(struct want w[2], int na, int nb)
+{
+	w[0] = (struct want){ .cq = A.cq, .n = na };
+	w[1] = (struct want){ .cq = B.cq, .n = nb };
+}
 
 /* Poll all CQs together (a receiver must drain while the sender sends)
  * until each has its completions; fail with a clear message otherwise. */
@@ -148,6 +157,63 @@ static void test_send(void **state)
 	pair_down(&p);
 }
 
+/* Receive ordering and the receive-side corner cases. */
+static void test_recv_side(void **state)
+{
+	struct want w[2] = { { .cq = A.cq, .n = 1 }, { .cq = B.cq, .n = 1 } };
+	struct ibv_recv_wr rwr = { .wr_id = 20 }, *rbad;
+	struct pair p;
+
+	pair_up(&p, 16, 16);
+	/* No receive posted: the data waits in the RQ (the IP has ACKed). */
+	fill(A.buf, 3000, 7);
+	memset(B.buf, 0, 4096);
+	post1(p.a, 1, IBV_WR_SEND, A.buf, 3000, 0, 0, 0, IBV_SEND_SIGNALED);
+	want_ab(w, 1, 0);
+	drive(w, 2, "SEND without a posted receive");
+	assert_int_equal(poll_n(B.cq, w[1].wc, 1, 50), 0);
+	post_recv1(p.b, 2, B.buf, 4096, B.mr->lkey);
+	want_ab(w, 0, 1);
+	drive(w, 2, "receive posted late");
+	check_wc(&w[1].wc[0], 2, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
+	assert_int_equal(w[1].wc[0].byte_len, 3000);
+	assert_memory_equal(B.buf, A.buf, 3000);
+
+	/* Too long for the buffer: local length error with the real length;
+	 * the message is consumed and the next one arrives whole. */
+	post_recv1(p.b, 3, B.buf, 1000, B.mr->lkey);
+	post_recv1(p.b, 4, B.buf + 8192, 4096, B.mr->lkey);
+	post1(p.a, 5, IBV_WR_SEND, A.buf, 2500, 0, 0, 0, 0);
+	post1(p.a, 6, IBV_WR_SEND, A.buf + 100, 2000, 0, 0, 0, 0);
+	want_ab(w, 0, 2);
+	drive(w, 2, "SEND longer than the receive buffer");
+	check_wc(&w[1].wc[0], 3, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, p.b, p.a);
+	assert_int_equal(w[1].wc[0].byte_len, 2500);
+	check_wc(&w[1].wc[1], 4, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
+	assert_int_equal(w[1].wc[1].byte_len, 2000);
+	assert_memory_equal(B.buf + 8192, A.buf + 100, 2000);
+
+	/* SEND, WRITE with immediate (into a receive without a buffer),
+	 * SEND: completed in arrival order. */
+	post_recv1(p.b, 10, B.buf, 64, B.mr->lkey);
+	assert_int_equal(ibv_post_recv(p.b, &rwr, &rbad), 0);
+	post_recv1(p.b, 30, B.buf + 64, 64, B.mr->lkey);
+	post1(p.a, 11, IBV_WR_SEND, A.buf, 40, 0, 0, 0, 0);
+	post1(p.a, 21, IBV_WR_RDMA_WRITE_WITH_IMM, A.buf, 2 * PMTU,
+	      (uintptr_t)B.buf + 4096, B.mr->rkey, 99, 0);
+	post1(p.a, 31, IBV_WR_SEND, A.buf, 50, 0, 0, 0, 0);
+	want_ab(w, 0, 3);
+	drive(w, 2, "SEND, WRITE_IMM, SEND");
+	check_wc(&w[1].wc[0], 10, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
+	check_wc(&w[1].wc[1], 20, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
+		 p.b, p.a);
+	assert_int_equal(w[1].wc[1].byte_len, 2 * PMTU);
+	assert_int_equal(w[1].wc[1].imm_data, htobe32(99));
+	check_wc(&w[1].wc[2], 30, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
+	assert_int_equal(w[1].wc[2].byte_len, 50);
+	pair_down(&p);
+}
+
 static void test_write_read(void **state)
 {
 	struct want w[2] = { { .cq = A.cq, .n = 1 }, { .cq = B.cq, .n = 1 } };
@@ -160,7 +226,7 @@ static void test_write_read(void **state)
 	memset(B.buf, 0, len + 128);
 	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, len, (uintptr_t)B.buf + 64,
 	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
-	w[1].n = 0;
+	want_ab(w, 1, 0);
 	drive(w, 2, "RDMA WRITE");
 	check_wc(&w[0].wc[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
 	assert_memory_equal(B.buf + 64, A.buf, len);
@@ -174,8 +240,7 @@ static void test_write_read(void **state)
 	post_recv1(p.b, 2, B.buf + (4u << 20), 64, B.mr->lkey);
 	post1(p.a, 3, IBV_WR_RDMA_WRITE_WITH_IMM, A.buf, len,
 	      (uintptr_t)B.buf, B.mr->rkey, 0xcafe, IBV_SEND_SIGNALED);
-	w[0].got = w[1].got = 0;
-	w[1].n = 1;
+	want_ab(w, 1, 1);
 	drive(w, 2, "RDMA WRITE with immediate");
 	check_wc(&w[0].wc[0], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
 	check_wc(&w[1].wc[0], 2, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM,
@@ -190,8 +255,7 @@ static void test_write_read(void **state)
 	memset(A.buf, 0, len);
 	post1(p.a, 4, IBV_WR_RDMA_READ, A.buf, len, (uintptr_t)B.buf,
 	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
-	w[0].got = w[1].got = 0;
-	w[1].n = 0;
+	want_ab(w, 1, 0);
 	drive(w, 2, "RDMA READ");
 	check_wc(&w[0].wc[0], 4, IBV_WC_SUCCESS, IBV_WC_RDMA_READ, p.a, p.b);
 	assert_int_equal(w[0].wc[0].byte_len, len);
@@ -243,7 +307,7 @@ static void test_inline_qpex_unsignaled(void **state)
 	ibv_wr_rdma_write(qx, B.mr->rkey, (uintptr_t)B.buf + 4096);
 	ibv_wr_set_sge(qx, A.mr->lkey, (uintptr_t)A.buf + 4096, 4096);
 	assert_int_equal(ibv_wr_complete(qx), 0);
-	w[0].got = w[1].got = 0;
+	want_ab(w, 2, 1);
 	drive(w, 2, "qp_ex SEND and WRITE");
 	check_wc(&w[0].wc[0], 5, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
 	check_wc(&w[0].wc[1], 6, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
@@ -260,8 +324,7 @@ static void test_inline_qpex_unsignaled(void **state)
 			post1(p.a, 100 + k, IBV_WR_RDMA_WRITE, A.buf + 64 * k,
 			      64, (uintptr_t)B.buf + 64 * k, B.mr->rkey, 0,
 			      k == 10 ? IBV_SEND_SIGNALED : 0);
-		w[0].got = 0;
-		w[0].n = 1;
+		want_ab(w, 1, 0);
 		drive(w, 1, "unsignaled WRITEs");
 		check_wc(&w[0].wc[0], 110, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE,
 			 p.a, p.b);
@@ -403,10 +466,90 @@ static void test_retry_exceeded(void **state)
 	pair_down(&p);
 }
 
+/* Two threads post on one QP while a third polls; B posts receives
+ * from a thread while A sends. The per-QP locks keep every request. */
+#define THR_N 200
+
+struct poster {
+	struct ibv_qp *qp;
+	uint64_t base;
+	bool recv;
+};
+
+static void *poster_run(void *arg)
+{
+	struct poster *t = arg;
+
+	for (int k = 0; k < THR_N; k++) {
+		struct ibv_sge s = sge(A.buf + 64 * (t->base / 1000), 64,
+				       A.mr->lkey);
+		struct ibv_send_wr wr, *bad;
+		int ret;
+
+		if (t->recv) {
+			post_recv1(t->qp, t->base + k, B.buf + 64, 64,
+				   B.mr->lkey);
+			continue;
+		}
+		wr_set(&wr, t->base + k, k & 1 ? IBV_WR_SEND :
+					       IBV_WR_RDMA_WRITE,
+		       &s, 1, IBV_SEND_SIGNALED);
+		wr.wr.rdma.remote_addr = (uintptr_t)B.buf + 4096;
+		wr.wr.rdma.rkey = B.mr->rkey;
+		/* The ring is small: wait for the poller to retire. */
+		while ((ret = ibv_post_send(t->qp, &wr, &bad)) == ENOMEM)
+			sched_yield();
+		if (ret)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	static struct want w[2];
+	struct poster t[3];
+	pthread_t th[3];
+	uint8_t seen[2][THR_N] = { { 0 } };
+	struct pair p;
+	void *r;
+
+	pair_up(&p, 16, THR_N);
+	t[0] = (struct poster){ p.a, 1000, false };
+	t[1] = (struct poster){ p.a, 2000, false };
+	t[2] = (struct poster){ p.b, 3000, true };
+	want_ab(w, 2 * THR_N, THR_N);
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(pthread_create(&th[k], NULL, poster_run,
+						&t[k]), 0);
+	drive(w, 2, "two posting threads");
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(pthread_join(th[k], &r), 0);
+		assert_null(r);
+	}
+	/* Each request once, each thread's in its order. */
+	for (int k = 0; k < 2 * THR_N; k++) {
+		uint64_t id = w[0].wc[k].wr_id;
+
+		assert_int_equal(w[0].wc[k].status, IBV_WC_SUCCESS);
+		assert_true(id / 1000 == 1 || id / 1000 == 2);
+		assert_false(seen[id / 1000 - 1][id % 1000]);
+		seen[id / 1000 - 1][id % 1000] = 1;
+		assert_true(id % 1000 == 0 || seen[id / 1000 - 1][id % 1000 - 1]);
+	}
+	for (int k = 0; k < THR_N; k++) {
+		check_wc(&w[1].wc[k], 3000 + k, IBV_WC_SUCCESS, IBV_WC_RECV,
+			 p.b, p.a);
+		assert_int_equal(w[1].wc[k].byte_len, 64);
+	}
+	pair_down(&p);
+}
+
 int dp_run_wire(void)
 {
 	const struct CMUnitTest wire[] = {
 		cmocka_unit_test_teardown(test_send, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_recv_side, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_write_read, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_inline_qpex_unsignaled,
 					  dp_qp_cleanup),
@@ -415,6 +558,7 @@ int dp_run_wire(void)
 		cmocka_unit_test_teardown(test_rnr_retry_exceeded,
 					  dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_retry_exceeded, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_threads, dp_qp_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("datapath_wire", wire,
