@@ -4,7 +4,7 @@
 # ibv_rc_pingpong and perftest (SEND, RDMA WRITE, RDMA READ, in one
 # packet and segmented) between the fixture's UDP-wire devices (ernict0,
 # ernict1), then between two frame-wire devices made here (ernicf0 =
-# 127.0.0.12, ernicf1 = 127.0.0.13). Each capture must decode in tshark
+# 127.0.0.42, ernicf1 = 127.0.0.43). Each capture must decode in tshark
 # as InfiniBand with no malformed packet or error, contain every RC
 # opcode the traffic needs, and pass icrc_check (every ICRC verified).
 #   usage: capture.sh PATH/TO/icrc_check
@@ -19,9 +19,9 @@ define_host udp0 ernict0 127.0.0.2
 define_host udp1 ernict1 127.0.0.3
 captured lo-udp udp0 udp1 4096 udp0 lo 0
 
-define_host frame0 ernicf0 127.0.0.12
-define_host frame1 ernicf1 127.0.0.13
-add_device frame0 127.0.0.12 --wire frame
-add_device frame1 127.0.0.13 --wire frame
+define_host frame0 ernicf0 127.0.0.42
+define_host frame1 ernicf1 127.0.0.43
+add_device frame0 127.0.0.42 --wire frame
+add_device frame1 127.0.0.43 --wire frame
 captured lo-frame frame0 frame1 4096 frame0 lo 1
 finish

@@ -175,8 +175,9 @@ run_pair() {
 
 	host_argv "$sh"
 	# timeout outermost: $! is its pid and it passes signals on.
-	timeout "$((APP_TIMEOUT + 30))" "${HOST_ARGV[@]}" "${srv[@]}" \
-		>"$PAIR_SERVER_OUT" 2>&1 &
+	# stdbuf: line-buffered, so a killed program's output is not lost.
+	timeout "$((APP_TIMEOUT + 30))" "${HOST_ARGV[@]}" stdbuf -oL -eL \
+		"${srv[@]}" >"$PAIR_SERVER_OUT" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
 	for ((i = 0; i < LISTEN_TIMEOUT * 10; i++)); do
@@ -197,24 +198,30 @@ run_pair() {
 	fi
 
 	host_argv "$ch"
-	timeout "$APP_TIMEOUT" "${HOST_ARGV[@]}" "${cli[@]}" \
+	timeout "$APP_TIMEOUT" "${HOST_ARGV[@]}" stdbuf -oL -eL "${cli[@]}" \
 		>"$PAIR_CLIENT_OUT" 2>&1 </dev/null || crc=$?
 
-	# The server ends with the client; if the client failed, it may
-	# wait for a connection that never comes: give it 10 s.
-	for ((i = 0; i < (crc == 0 ? 300 : 100); i++)); do
+	# The server ends with the client (30 s for its last completions);
+	# if the client failed it may wait for ever: give it 5 s.
+	local srv_state
+	for ((i = 0; i < (crc == 0 ? 300 : 50); i++)); do
 		kill -0 "$spid" 2>/dev/null || break
 		sleep 0.1
 	done
 	if kill -0 "$spid" 2>/dev/null; then
 		stop_pid "$spid"
 		src=124
+		srv_state="still running $((i / 10))s after the client ended: killed"
 	else
 		wait "$spid" || src=$?
+		srv_state=$(describe_rc "$src")
 	fi
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		[ "$crc" != 124 ] && [ "$src" != 124 ] || PAIR_TIMED_OUT=1
-		echo "FAIL: $label: client $(describe_rc "$crc"), server $(describe_rc "$src")" >&2
+		# A hang (not an error) stops the whole run: see case_failed.
+		if [ "$crc" = 124 ] || { [ "$crc" = 0 ] && [ "$src" = 124 ]; }; then
+			PAIR_TIMED_OUT=1
+		fi
+		echo "FAIL: $label: client $(describe_rc "$crc"), server $srv_state" >&2
 		show_output "server on ${HOST_DEV[$sh]}: ${srv[*]}" "$PAIR_SERVER_OUT"
 		show_output "client on ${HOST_DEV[$ch]}: ${cli[*]}" "$PAIR_CLIENT_OUT"
 		return 1
@@ -388,16 +395,18 @@ add_device() {
 
 # ---- capture ----
 
-# capture_start HOST IFACE FILE: dumpcap of UDP 4791 on IFACE, in HOST's
-# namespace, until capture_stop; waits until it captures.
+# capture_start HOST IFACE FILE PEER1 PEER2: dumpcap of UDP 4791 between
+# two hosts' addresses (other tests may use lo at the same time) on
+# IFACE, in HOST's namespace, until capture_stop; waits until it runs.
 capture_start() {
 	local h=$1 ifc=$2 file=$3 i
+	local filter="udp port 4791 and host ${HOST_IP[$4]} and host ${HOST_IP[$5]}"
 	host_argv "$h"
 	CAPTURE_LOG=$file.log
 	# -P: pcap (not pcapng) for libpcap-based icrc_check; -B: 64 MiB
 	# kernel buffer so bursts are not dropped.
 	timeout 1800 "${HOST_ARGV[@]}" dumpcap -q -P -B 64 -i "$ifc" \
-		-f 'udp port 4791' -w "$file" >"$CAPTURE_LOG" 2>&1 &
+		-f "$filter" -w "$file" >"$CAPTURE_LOG" 2>&1 &
 	CAPTURE_PID=$!
 	BG_PIDS+=("$CAPTURE_PID")
 	for ((i = 0; i < 100; i++)); do
@@ -479,7 +488,7 @@ traffic_mix() {
 # check_capture with MIX_OPCODES.
 captured() {
 	local pcap=$WORK/$1.pcap nfail=${#FAILURES[@]}
-	capture_start "$5" "$6" "$pcap"
+	capture_start "$5" "$6" "$pcap" "$2" "$3"
 	traffic_mix "$1" "$2" "$3" "$4"
 	capture_stop
 	[ ${#FAILURES[@]} = "$nfail" ] || finish # no point checking a failed run
@@ -528,18 +537,19 @@ netns_host() {
 # LOSS_TABLE ("FAMILY NAME") and LOSS_CHAIN. Its rules count every
 # RoCEv2 packet (comment "seen") and drop 1% at random ("dropped").
 
-# loss_rules HOOK_SPEC: the two rules' text for a chain declaration.
-loss_chain() { # CHAIN_NAME HOOK_SPEC
+# loss_chain CHAIN_NAME HOOK_SPEC [MATCH]: the chain's text.
+loss_chain() {
 	cat <<EOT
 	chain $1 {
 		$2; policy accept;
-		udp dport 4791 counter comment "seen"
-		udp dport 4791 numgen random mod 100 0 counter drop comment "dropped"
+		${3:-} udp dport 4791 counter comment "seen"
+		${3:-} udp dport 4791 numgen random mod 100 0 counter drop comment "dropped"
 	}
 EOT
 }
 
-# loss_install HOOK_SPEC: create LOSS_TABLE with LOSS_CHAIN (deleted at exit).
+# loss_install HOOK_SPEC [MATCH]: create LOSS_TABLE with LOSS_CHAIN
+# (deleted at exit); MATCH narrows the rules (e.g. to some addresses).
 loss_install() {
 	local nft=(nft)
 	[ -z "$LOSS_NS" ] || nft=(ip netns exec "$LOSS_NS" nft)
@@ -549,7 +559,7 @@ loss_install() {
 	at_exit "${nft[@]}" delete table $LOSS_TABLE
 	{
 		echo "table $LOSS_TABLE {"
-		loss_chain "$LOSS_CHAIN" "$1"
+		loss_chain "$LOSS_CHAIN" "$1" "${2:-}"
 		echo "}"
 	} | "${nft[@]}" -f - || fail "cannot install the nftables loss rule ($LOSS_TABLE)"
 	# shellcheck disable=SC2086
