@@ -122,8 +122,8 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 			memcpy(wqe->sdata + sum, src, len);
 		sum += len;
 	}
-	/* Zero-length SENDs are unsupported (PG332 "Unsupported Features"),
-	 * and neither are messages over 8 MB. */
+	/* PG332 "Unsupported Features": zero-length SENDs, and DMA lengths
+	 * over 8 MB. */
 	if (!sum || sum > ERNIC_MAX_MSG_SIZE)
 		return EINVAL;
 	if (sum > ERNIC_WQE_SDATA_SIZE) {
