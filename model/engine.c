@@ -278,6 +278,11 @@ static bool qp_sync(struct eng *e, uint32_t i)
 	if (en != q->en) {
 		eng_qp_reset(e, i);
 		q->en = en;
+		/* A QP (re-)enabled after deletion or fatal recovery starts
+		 * with clean status (PG332 "QP Fatal Recovery"). */
+		if (en)
+			eng_set(e, ERNIC_QP(i, ERNIC_STATQP),
+				ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
 	}
 	return en && !q->fatal;
 }
