@@ -325,8 +325,22 @@ static uint64_t run_once(struct eng *e, bool *busy)
 	int rx;
 
 	*busy = false;
+	if (e->held) {
+		/* A paused SEND first: RQ space may have come back. */
+		pthread_mutex_lock(&e->lock);
+		e->may_hold = enabled && now < e->hold_until;
+		e->hold_wanted = false;
+		if (enabled)
+			eng_rx_packet(e, &e->hold_l3, e->hold, e->hold_len, 0,
+				      e->hold_chk);
+		e->held = e->hold_wanted;
+		e->may_hold = false;
+		pthread_mutex_unlock(&e->lock);
+		if (e->held)
+			next = e->hold_until;
+	}
 	/* RX first: responses free the window. Bounded per pass. */
-	for (int n = 0; n < 256; n++) {
+	for (int n = 0; n < 256 && !e->held; n++) {
 		struct roce_l3 l3;
 		const uint8_t *tp;
 		size_t tlen;
@@ -340,7 +354,19 @@ static uint64_t run_once(struct eng *e, bool *busy)
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);
+		e->may_hold = true;
+		e->hold_wanted = false;
 		eng_rx_packet(e, &l3, tp, tlen, syn, chk);
+		if (e->hold_wanted && tlen <= sizeof(e->hold)) {
+			memcpy(e->hold, tp, tlen);
+			e->hold_len = tlen;
+			e->hold_l3 = l3;
+			e->hold_chk = chk;
+			e->hold_until = now + ENG_RX_HOLD_NS;
+			e->held = true;
+			next = e->hold_until;
+		}
+		e->may_hold = false;
 		pthread_mutex_unlock(&e->lock);
 		if (n == 255)
 			*busy = true;

@@ -33,6 +33,7 @@
 /* How long the responder may hold back a coalesced ACK: 16 ticks of
  * the 4.096 us IBTA time base. */
 #define ENG_ACK_DELAY_NS (16u * 4096u)
+#define ENG_RX_HOLD_NS 2000000u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 
@@ -104,6 +105,21 @@ struct eng {
 	struct roce_l3 local;		/* our address, MAC, UDP port */
 	struct eng_qp qp[ERNIC_C_NUM_QP_MAX + 1];
 	bool frame;			/* wire=frame: MACs are real */
+	/*
+	 * RX pause (PG332 ch.2 RX path, XRNIC_PAUSE_CONF): a SEND that finds
+	 * its RQ full is held, and the port left unread, until software
+	 * frees an element (RQCIi) or ENG_RX_HOLD_NS pass; only then is it
+	 * RNR-NAKed. Spares a whole-WQE retransmission when the receiver is
+	 * merely a little behind.
+	 */
+	bool may_hold;			/* current packet may be held */
+	bool hold_wanted;		/* the responder asked to hold it */
+	bool held;			/* hold[] waits for RQ space */
+	int hold_chk;
+	uint64_t hold_until;
+	size_t hold_len;
+	struct roce_l3 hold_l3;
+	uint8_t hold[ROCE_MAX_TRANSPORT];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
 	uint8_t rxbuf[ROCE_MAX_FRAME + 64];

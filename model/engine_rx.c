@@ -93,6 +93,15 @@ static void send_rnr(struct eng *e, uint32_t i, uint32_t psn)
 		eng_qreg(e->m, i, ERNIC_STATQP) | ERNIC_STATQP_RQ_OVFL);
 }
 
+/* The RQ is full: hold the packet if the port may pause, else RNR. */
+static void rq_busy(struct eng *e, uint32_t i, uint32_t psn)
+{
+	if (e->may_hold)
+		e->hold_wanted = true;
+	else
+		send_rnr(e, i, psn);
+}
+
 /* ---- protection: PG332 ch.6 "Memory Registration" ---- */
 
 /* Check an R_Key access of len bytes at va against the PD table; on
@@ -215,9 +224,10 @@ static void rq_irq(struct eng *e, uint32_t i)
 	eng_irq(e, ERNIC_INT_RQ_PKT_RX);
 }
 
-/* A SEND packet into the next RQ element. Returns false for RNR. */
-static bool rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
-		    uint32_t flags)
+/* A SEND packet into the next RQ element: 0, or EAGAIN when the RQ (or
+ * the IMMQ it needs) is full, EIO when it cannot be stored. */
+static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		   uint32_t flags)
 {
 	struct rq_view v;
 	uint32_t iwp = 0;
@@ -226,11 +236,12 @@ static bool rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	uint32_t len;
 
 	rq_view(e, i, &v);
-	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth ||
-	    ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
-		return false;
+	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth)
+		return EIO;
+	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
+		return EAGAIN;
 	if (p->payload_len > v.bufsz)
-		return false;	/* cannot hold it: never accept */
+		return EIO;	/* cannot hold it: never accept */
 	el = v.rqba + (uint64_t)v.wp * v.bufsz;
 	len = htole32(ERNIC_FIELD_PREP(ERNIC_RXLEN_LEN, p->payload_len) |
 		      ERNIC_FIELD_PREP(ERNIC_RXLEN_OPCODE, p->opcode));
@@ -238,13 +249,13 @@ static bool rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	    eng_dma_write(e, v.rqba + ernic_rxlen_off(v.depth, v.bufsz) +
 				     (uint64_t)v.wp * ERNIC_RXLEN_ENTRY_SIZE,
 			  &len, sizeof(len)))
-		return false;
+		return EIO;
 	if (side &&
 	    immq_push(e, i, &v, iwp,
 		      (flags & ROCE_HDR_IMM) ? ERNIC_IMMINV_SEND_IMM :
 					       ERNIC_IMMINV_SEND_INV,
 		      (flags & ROCE_HDR_IMM) ? p->imm : p->ieth_rkey, 0))
-		return false;
+		return EIO;
 	v.wp = (v.wp + 1) % v.depth;
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQPIDB), v.wp);
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCA),
@@ -253,7 +264,7 @@ static bool rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_dma_store32(e, v.db + ERNIC_RQDB_WPTR, v.wp);
 	eng_count(e, ERNIC_INSRRPKTCNT, 0);
 	rq_irq(e, i);
-	return true;
+	return 0;
 }
 
 /* ---- the responder ---- */
@@ -443,7 +454,7 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			 * room is "RQ full" (RNR) before any byte lands. */
 			rq_view(e, i, &v);
 			if (!v.depth || !immq_room(e, &v, &iwp)) {
-				send_rnr(e, i, p->psn);
+				rq_busy(e, i, p->psn);
 				return;
 			}
 			if (eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
@@ -464,7 +475,13 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		}
 		q->wr_left -= p->payload_len;
 	} else {
-		if (!rx_send(e, i, p, flags)) {
+		int rc = rx_send(e, i, p, flags);
+
+		if (rc == EAGAIN) {
+			rq_busy(e, i, p->psn);
+			return;
+		}
+		if (rc) {
 			send_rnr(e, i, p->psn);
 			return;
 		}
