@@ -312,6 +312,15 @@ static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			  ERNIC_FATAL_RKEY_ACCESS);
 		return;
 	}
+	if (dup) {
+		/* The requester went back to this READ (IBTA 9.9.2.1): what
+		 * was queued from it on is stale, answer it afresh. */
+		while (q->rdq_n &&
+		       psn_diff(q->rdq[(q->rdq_head + q->rdq_n - 1) %
+				       ENG_RDQ_MAX].first_psn,
+				p->psn) >= 0)
+			q->rdq_n--;
+	}
 	if (q->rdq_n == ENG_RDQ_MAX) {
 		if (dup)
 			return;		/* answered when the queue drains */
