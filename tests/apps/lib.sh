@@ -303,7 +303,7 @@ pingpong_matrix() {
 
 # check_perftest_table FILE KIND ITERS SIZES...: the client's result
 # table has one row per size, all numeric, iterations as asked and a
-# positive average (bandwidth or latency). KIND is bw or lat.
+# positive message rate (bw) or average latency (lat). KIND is bw or lat.
 check_perftest_table() {
 	local f=$1 kind=$2 iters=$3
 	shift 3
@@ -316,8 +316,10 @@ check_perftest_table() {
 		for (i = 1; i <= NF; i++)
 			if ($i !~ /^[0-9]+(\.[0-9]+)?$/) { print "not a number: " $i " in: " $0; bad = 1; next }
 		if ($2 != iters) { print "iterations " $2 ", want " iters ": " $0; bad = 1 }
-		avg = (kind == "bw") ? $4 : $6
-		if (avg + 0 <= 0) { print "average is not positive: " $0; bad = 1 }
+		# bw: the message rate (6 decimals; MB/s has 2, 0.00 for tiny
+		# sizes at low rates); lat: the average latency.
+		v = (kind == "bw") ? $5 : $6
+		if (v + 0 <= 0) { print (kind == "bw" ? "message rate" : "average latency") " is not positive: " $0; bad = 1 }
 		if (!($1 in need)) { print "unexpected size " $1; bad = 1 }
 		seen[$1]++
 	}
