@@ -43,6 +43,8 @@ need_cmds() {
 
 WORK=$(mktemp -d "/tmp/ernic-$APP_NAME.XXXXXX")
 chmod 755 "$WORK"
+# tshark without the user's preferences (they could change decoding).
+export WIRESHARK_CONFIG_DIR=$WORK/wireshark
 BG_PIDS=()
 AT_EXIT=()
 
