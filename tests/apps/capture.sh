@@ -8,6 +8,7 @@
 # as InfiniBand with no malformed packet or error, contain every RC
 # opcode the traffic needs, and pass icrc_check (every ICRC verified).
 #   usage: capture.sh PATH/TO/icrc_check
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "packet capture, mknod"
 need_cmds dumpcap tshark ibv_rc_pingpong ib_write_bw ib_send_bw ib_read_bw \

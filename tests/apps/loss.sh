@@ -8,6 +8,7 @@
 # ibv_rc_pingpong -c run between the fixture's UDP-wire devices ernict0
 # (127.0.0.2) and ernict1 (127.0.0.3). The input hook drops silently,
 # as a lossy link does. Fails if a program fails or nothing was dropped.
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "nftables, mknod"
 need_cmds nft ib_write_bw ib_send_bw ib_read_bw ibv_rc_pingpong ss

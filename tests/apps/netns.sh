@@ -6,6 +6,7 @@
 # matrix, the six perftest programs with -a, and a capture on the veth
 # checked by tshark and icrc_check.
 #   usage: netns.sh PATH/TO/icrc_check
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "network namespaces, mknod"
 need_cmds ip dumpcap tshark ibv_rc_pingpong ibv_devices "${PERFTEST_PROGS[@]}" ss

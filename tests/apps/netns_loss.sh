@@ -10,6 +10,7 @@
 #     when a qdisc is full; the model must take that as a lost packet.
 # Each runs ib_write_bw, ib_send_bw, ib_read_bw and ibv_rc_pingpong -c
 # and must see drops.
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "network namespaces, nftables, mknod"
 need_cmds ip nft ibv_rc_pingpong ibv_devices ib_write_bw ib_send_bw ib_read_bw ss

@@ -5,6 +5,7 @@
 # check_capture accepts a good capture and rejects a missing opcode;
 # icrc_check and tshark catch a corrupted ICRC and a truncated packet.
 #   usage: pcap_selftest.sh PATH/TO/icrc_check
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_cmds tshark
 ICRC_CHECK=$(readlink -f "${1:?usage: $0 PATH/TO/icrc_check}")

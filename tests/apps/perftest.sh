@@ -6,6 +6,7 @@
 # 127.0.0.2 serves, ernict1 = 127.0.0.3 connects) and two frame-wire
 # devices made here (ernicf0 = 127.0.0.42, ernicf1 = 127.0.0.43).
 # Iterations per size: PERFTEST_ITERS (default 200).
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
 need_cmds "${PERFTEST_PROGS[@]}" ss

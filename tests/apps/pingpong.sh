@@ -7,6 +7,7 @@
 # (the inline limit), 17, PMTU-1, PMTU, PMTU+1 and 1 MiB.
 #   usage: pingpong.sh   (environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH,
 #                         RDMAV_DRIVERS, as ctest's ERNIC_TEST_ENV sets)
+# shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
 need_cmds ibv_rc_pingpong ss
