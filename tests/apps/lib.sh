@@ -315,8 +315,15 @@ check_perftest_table() {
 	hdr && /^ *[0-9]+ +[0-9]+ / {
 		ncol = (kind == "bw") ? 5 : 9
 		if (NF != ncol) { print "row with " NF " columns, want " ncol ": " $0; bad = 1; next }
-		for (i = 1; i <= NF; i++)
+		for (i = 1; i <= NF; i++) {
+			# t_stdev: perftest squares deviations in an int, so
+			# one > 46 ms (a retransmission timeout) gives -nan.
+			if (kind == "lat" && i == 7 && $i ~ /^-?nan$/) {
+				print "note: size " $1 ": t_stdev " $i " (a deviation over 46 ms: t_max " $4 " us)" > "/dev/stderr"
+				continue
+			}
 			if ($i !~ /^[0-9]+(\.[0-9]+)?$/) { print "not a number: " $i " in: " $0; bad = 1; next }
+		}
 		if ($2 != iters) { print "iterations " $2 ", want " iters ": " $0; bad = 1 }
 		# bw: the message rate (6 decimals; MB/s has 2, 0.00 for tiny
 		# sizes at low rates); lat: the average latency.
