@@ -89,6 +89,17 @@ static int ma_wait_irq(struct ernic_access *acc, int timeout_ms)
 	return ernic_model_wait_irq(to_model(acc), timeout_ms);
 }
 
+static int ma_irq_fd(struct ernic_access *acc)
+{
+	return ernic_model_irq_fd(to_model(acc));
+}
+
+static int ma_irq_enable(struct ernic_access *acc)
+{
+	ernic_model_irq_enable(to_model(acc));
+	return 0;
+}
+
 static void ma_close(struct ernic_access *acc)
 {
 	if (!acc)
@@ -106,6 +117,8 @@ static const struct ernic_access_ops model_ops = {
 	.map_user = ma_map_user,
 	.unmap_user = ma_unmap_user,
 	.wait_irq = ma_wait_irq,
+	.irq_fd = ma_irq_fd,
+	.irq_enable = ma_irq_enable,
 	.close = ma_close,
 };
 

@@ -40,6 +40,11 @@ struct ernic_access_ops {
 	/* Block until the interrupt fires or timeout_ms passes (-1: forever).
 	 * Returns 1 on interrupt, 0 on timeout, -errno on failure. */
 	int (*wait_irq)(struct ernic_access *acc, int timeout_ms);
+	/* The interrupt as UIO delivers it: a pollable fd that turns
+	 * readable when rnic_intr fires, after which the interrupt stays
+	 * masked until irq_enable() consumes the event and unmasks it. */
+	int (*irq_fd)(struct ernic_access *acc);
+	int (*irq_enable)(struct ernic_access *acc);
 	void (*close)(struct ernic_access *acc);
 };
 

@@ -110,6 +110,10 @@ enum ernic_access_type {
 /* n = 1..8, each covering QPs 32*(n-1) .. 32*n-1 */
 #define ERNIC_RQINTSTS(n) (0x20190u + ((uint32_t)(n) - 1) * 4)
 #define ERNIC_CQINTSTS(n) (0x201B0u + ((uint32_t)(n) - 1) * 4)
+/* RQINTSTSn / CQINTSTSn: QP i is bit (i - 1) % 32 of word n (i - 1) / 32 + 1,
+ * the numbering of the per-QP register blocks. */
+#define ERNIC_QPINT_WORD(i) (((uint32_t)(i) - 1) / 32 + 1)
+#define ERNIC_QPINT_BIT(i) (1u << (((uint32_t)(i) - 1) % 32))
 #define ERNIC_CNPSCHDSTSREG(n) (0x201D0u + ((uint32_t)(n) - 1) * 4)
 
 /* XRNICCONF fields */
@@ -410,8 +414,8 @@ static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
  * memory next to the RQ, before the RQ write-pointer doorbell:
  *
  *   RQBA + k * bufsz                 element k (PG332)
- *   RXLEN = RQBA + depth * bufsz     u32 per element: payload bytes and
- *                                    BTH opcode of the packet in element k
+ *   RXLEN = RQBA + depth * bufsz     u32 per element: payload bytes, BTH
+ *                                    SE and opcode of the packet in element k
  *   IMMQ  = RXLEN + depth * 4, 8-aligned
  *                                    16-byte entry per Table 1-1 event
  *
@@ -421,6 +425,7 @@ static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
  */
 #define ERNIC_RXLEN_ENTRY_SIZE 4u
 #define ERNIC_RXLEN_LEN ERNIC_GENMASK(15, 0)
+#define ERNIC_RXLEN_SE ERNIC_BIT(16)	/* BTH SE: solicited event */
 #define ERNIC_RXLEN_OPCODE ERNIC_GENMASK(31, 24)
 #define ERNIC_IMMQ_ENTRY_SIZE 16u
 struct ernic_immq_entry {

@@ -194,9 +194,9 @@ static void cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
 	if (db)
 		eng_dma_store32(e, db, q->cq_pi);
 	if (qpconf & ERNIC_QPCONF_CQ_INT_EN) {
-		uint32_t r = ERNIC_CQINTSTS((i - 1) / 32 + 1);
+		uint32_t r = ERNIC_CQINTSTS(ERNIC_QPINT_WORD(i));
 
-		eng_set(e, r, eng_reg(m, r) | 1u << ((i - 1) % 32));
+		eng_set(e, r, eng_reg(m, r) | ERNIC_QPINT_BIT(i));
 		eng_irq(e, ERNIC_INT_WQE_COMPLETION);
 	}
 	eng_count(e, ERNIC_QPMSTS, 16);
@@ -235,20 +235,23 @@ void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code, uint8_t syndrome)
 {
 	struct eng_qp *q = &e->qp[i];
 	uint32_t st = eng_qreg(e->m, i, ERNIC_STATQP);
+	const bool cqe = q->osq_n != 0;
 
 	if (q->fatal)
 		return;
 	q->fatal = true;
-	if (q->osq_n)
+	/* The reason first: software reads STATQPi when it sees the error
+	 * CQE (ernic_hw.h "Error completions"). */
+	st &= ~ERNIC_STATQP_NAK_SYNDROME;
+	st |= ERNIC_STATQP_FATAL | ERNIC_STATQP_OSQ_EMPTY |
+	      ERNIC_FIELD_PREP(ERNIC_STATQP_NAK_SYNDROME, syndrome & 0x7F);
+	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
+	if (cqe)
 		cqe_write(e, i, &q->osq[q->osq_head], true);
 	q->osq_n = 0;
 	q->tx_cur = 0;
 	q->rto_at = q->rnr_at = 0;
 	q->rdq_n = 0;
-	st &= ~ERNIC_STATQP_NAK_SYNDROME;
-	st |= ERNIC_STATQP_FATAL | ERNIC_STATQP_OSQ_EMPTY |
-	      ERNIC_FIELD_PREP(ERNIC_STATQP_NAK_SYNDROME, syndrome & 0x7F);
-	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
 	errsts_push(e, i, code);
 	eng_irq(e, ERNIC_INT_FATAL);
 }

@@ -216,11 +216,11 @@ static int immq_push(struct eng *e, uint32_t i, const struct rq_view *v,
 
 static void rq_irq(struct eng *e, uint32_t i)
 {
-	uint32_t r = ERNIC_RQINTSTS((i - 1) / 32 + 1);
+	uint32_t r = ERNIC_RQINTSTS(ERNIC_QPINT_WORD(i));
 
 	if (!(eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_RQ_INT_EN))
 		return;
-	eng_set(e, r, eng_reg(e->m, r) | 1u << ((i - 1) % 32));
+	eng_set(e, r, eng_reg(e->m, r) | ERNIC_QPINT_BIT(i));
 	eng_irq(e, ERNIC_INT_RQ_PKT_RX);
 }
 
@@ -244,6 +244,7 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return EIO;	/* cannot hold it: never accept */
 	el = v.rqba + (uint64_t)v.wp * v.bufsz;
 	len = htole32(ERNIC_FIELD_PREP(ERNIC_RXLEN_LEN, p->payload_len) |
+		      ERNIC_FIELD_PREP(ERNIC_RXLEN_SE, p->se ? 1 : 0) |
 		      ERNIC_FIELD_PREP(ERNIC_RXLEN_OPCODE, p->opcode));
 	if (eng_dma_write(e, el, p->payload, p->payload_len) ||
 	    eng_dma_write(e, v.rqba + ernic_rxlen_off(v.depth, v.bufsz) +

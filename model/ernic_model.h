@@ -83,6 +83,16 @@ void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val);
 int ernic_model_wait_irq(struct ernic_model *m, int timeout_ms);
 
 /*
+ * rnic_intr as an interrupt controller delivers it to a UIO driver: the
+ * returned eventfd becomes readable when the line is high, and delivery
+ * then masks the interrupt until ernic_model_irq_enable(), which
+ * consumes the event and unmasks it (a line still high fires again at
+ * once: level semantics). Starts unmasked.
+ */
+int ernic_model_irq_fd(struct ernic_model *m);
+void ernic_model_irq_enable(struct ernic_model *m);
+
+/*
  * The IP's address space. The model hands out bus addresses for host
  * memory (like an IOMMU would) so that every bus address the IP is given
  * can be checked before it is used: addresses never come from the

@@ -41,6 +41,11 @@ struct ernic_model {
 
 	pthread_mutex_t lock;		/* register writes */
 	pthread_cond_t irq_cond;	/* INTSTS & INTEN may have risen */
+	/* rnic_intr as a UIO-style event: irq_efd is signalled when the
+	 * line is high while irq_armed; delivery disarms until software
+	 * re-enables (ernic_model_irq_enable). Under `lock`. */
+	int irq_efd;
+	bool irq_armed;
 
 	/* Bus address space (model_mem.c) */
 	pthread_rwlock_t map_lock;

@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ernic_conf.h"
 #include "model_priv.h"
@@ -302,11 +304,44 @@ static int irq_line(const struct ernic_model *m)
 	return (reg_get(m, ERNIC_INTSTS) & reg_get(m, ERNIC_INTEN)) != 0;
 }
 
+/* Deliver the line if it is high and unmasked. Caller holds m->lock. */
+static void irq_deliver(struct ernic_model *m)
+{
+	uint64_t one = 1;
+
+	if (!m->irq_armed || !irq_line(m))
+		return;
+	m->irq_armed = false;
+	if (write(m->irq_efd, &one, sizeof(one)) < 0) {
+		/* counter saturated: the event is pending anyway */
+	}
+}
+
 /* Caller holds m->lock and has just written off. */
 static void irq_update(struct ernic_model *m, uint32_t off)
 {
-	if ((off == ERNIC_INTSTS || off == ERNIC_INTEN) && irq_line(m))
+	if ((off == ERNIC_INTSTS || off == ERNIC_INTEN) && irq_line(m)) {
 		pthread_cond_broadcast(&m->irq_cond);
+		irq_deliver(m);
+	}
+}
+
+int ernic_model_irq_fd(struct ernic_model *m)
+{
+	return m->irq_efd;
+}
+
+void ernic_model_irq_enable(struct ernic_model *m)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&m->lock);
+	if (read(m->irq_efd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: nothing was pending */
+	}
+	m->irq_armed = true;
+	irq_deliver(m);
+	pthread_mutex_unlock(&m->lock);
 }
 
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off)
@@ -456,12 +491,20 @@ struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
 	rc = cond_init_monotonic(&m->irq_cond);
 	if (rc)
 		goto err_mutex;
+	m->irq_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (m->irq_efd < 0) {
+		rc = errno;
+		goto err_cond;
+	}
+	m->irq_armed = true;
 	rc = ernic_model_mem_init(m);
 	if (rc)
-		goto err_cond;
+		goto err_efd;
 	model_reset(m);
 	return m;
 
+err_efd:
+	close(m->irq_efd);
 err_cond:
 	pthread_cond_destroy(&m->irq_cond);
 err_mutex:
@@ -478,6 +521,7 @@ void ernic_model_destroy(struct ernic_model *m)
 		return;
 	eng_destroy(m->eng);	/* stops the thread before memory goes */
 	ernic_model_mem_fini(m);
+	close(m->irq_efd);
 	pthread_cond_destroy(&m->irq_cond);
 	pthread_mutex_destroy(&m->lock);
 	free(m);

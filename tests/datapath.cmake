@@ -2,9 +2,11 @@
 # Provider data path between two software ERNICs; include()d from
 # tests/CMakeLists.txt. "datapath": WQEs, doorbells and refused posts
 # (no queue engine needed). "datapath_wire": every opcode end to end and
-# the error completions, through the model's queue engine.
+# the error completions, through the model's queue engine. "events":
+# interrupts, completion channels and async events.
 add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
   ${CMAKE_CURRENT_LIST_DIR}/test_datapath_wire.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_events.c
   ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
   ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 # The test reads the SQ ring through the provider's own QP structure.
@@ -13,6 +15,8 @@ target_link_libraries(test_datapath PRIVATE PkgConfig::CMOCKA
   PkgConfig::IBVERBS ernic-rdmav${ERNIC_PABI_VERSION} Threads::Threads)
 add_test(NAME datapath COMMAND test_datapath post)
 add_test(NAME datapath_wire COMMAND test_datapath wire)
-set_tests_properties(datapath datapath_wire PROPERTIES
+# Completion channels, CQ arming, QP fatal async events and recovery.
+add_test(NAME events COMMAND test_datapath events)
+set_tests_properties(datapath datapath_wire events PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Fixture and helpers of the data-path tests (datapath_util.h). */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,3 +251,28 @@ int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 	return got;
 }
 
+void post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
+		uint32_t lkey)
+{
+	struct ibv_sge s = sge(buf, len, lkey);
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+void post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf,
+	   uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm, int flags)
+{
+	struct ibv_sge s = sge(buf, len, A.mr->lkey);
+	struct ibv_send_wr wr, *bad;
+
+	wr_set(&wr, id, op, &s, 1, flags);
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	if (op == IBV_WR_SEND_WITH_INV)
+		wr.invalidate_rkey = imm;
+	else
+		wr.imm_data = htobe32(imm);
+	assert_int_equal(ibv_post_send(qp, &wr, &bad), 0);
+}

@@ -75,10 +75,17 @@ void wr_set(struct ibv_send_wr *wr, uint64_t id, enum ibv_wr_opcode op,
 	    struct ibv_sge *sg, int nsge, int flags);
 void chain(struct ibv_send_wr *wr, int n);
 void fill(uint8_t *p, size_t len, unsigned int seed);
+void post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
+		uint32_t lkey);
+/* A one-SGE request from A's buffer (imm: ImmDt or the R_Key to
+ * invalidate, by opcode). */
+void post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf,
+	   uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm, int flags);
 /* Poll cq until n completions or ms pass; returns how many. */
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 
-/* test_datapath_wire.c: the "wire" group. */
+/* test_datapath_wire.c: the "wire" group; test_events.c: "events". */
 int dp_run_wire(void);
+int dp_run_events(void);
 
 #endif

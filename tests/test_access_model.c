@@ -4,6 +4,8 @@
  * register pass-through, DMA memory and user mappings.
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,11 +131,59 @@ static void test_model_backend(void **state)
 	acc->ops->close(acc);
 }
 
+static bool irq_pending(struct ernic_access *acc)
+{
+	struct pollfd p = { .fd = acc->ops->irq_fd(acc), .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* The interrupt fd behaves as UIO's: delivery masks until irq_enable,
+ * which fires again while the line (INTSTS & INTEN) is still high. */
+static void test_irq_fd(void **state)
+{
+	struct ernic_conf c;
+	struct ernic_access *acc;
+	struct ernic_model *m;
+	char err[128];
+
+	conf_init(&c);
+	assert_int_equal(ernic_access_open(&c, &acc, err, sizeof(err)), 0);
+	m = ernic_access_model(acc);
+	assert_true(acc->ops->irq_fd(acc) >= 0);
+	assert_false(irq_pending(acc));
+	/* A cause that is not enabled does not raise the line. */
+	ernic_model_hw_write(m, ERNIC_INTSTS, ERNIC_INT_FATAL);
+	assert_false(irq_pending(acc));
+	ernic_wr(acc, ERNIC_INTEN, ERNIC_INT_FATAL);
+	assert_true(irq_pending(acc));
+	/* Still high at unmask: delivered again. */
+	assert_int_equal(acc->ops->irq_enable(acc), 0);
+	assert_true(irq_pending(acc));
+	/* Acknowledged (W1C), then unmasked: quiet. */
+	ernic_wr(acc, ERNIC_INTSTS, ERNIC_INT_FATAL);
+	assert_int_equal(ernic_rd(acc, ERNIC_INTSTS), 0);
+	assert_int_equal(acc->ops->irq_enable(acc), 0);
+	assert_false(irq_pending(acc));
+	/* Masked after one delivery: a second cause waits for the unmask. */
+	ernic_wr(acc, ERNIC_INTEN, ERNIC_INT_FATAL | ERNIC_INT_RQ_PKT_RX);
+	ernic_model_hw_write(m, ERNIC_INTSTS, ERNIC_INT_RQ_PKT_RX);
+	assert_true(irq_pending(acc));
+	ernic_model_hw_write(m, ERNIC_INTSTS,
+			     ERNIC_INT_RQ_PKT_RX | ERNIC_INT_FATAL);
+	ernic_wr(acc, ERNIC_INTSTS, ERNIC_INT_RQ_PKT_RX);
+	assert_int_equal(acc->ops->irq_enable(acc), 0);
+	assert_true(irq_pending(acc));
+	assert_int_equal(ernic_rd(acc, ERNIC_INTSTS), ERNIC_INT_FATAL);
+	acc->ops->close(acc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_model_backend),
+		cmocka_unit_test(test_irq_fd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -538,6 +538,8 @@ int main(int argc, char **argv)
 		cmocka_set_test_filter(getenv("DATAPATH_TEST"));
 	if (argc > 1 && !strcmp(argv[1], "wire"))
 		return dp_run_wire();
+	if (argc > 1 && !strcmp(argv[1], "events"))
+		return dp_run_events();
 	return cmocka_run_group_tests_name("datapath", post, dp_group_setup,
 					   dp_group_teardown);
 }

@@ -84,34 +84,6 @@ static void check_wc(const struct ibv_wc *wc, uint64_t id,
 	check_wc_n(wc, id, st, op, qp, peer->qp_num);
 }
 
-static void post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
-		       uint32_t lkey)
-{
-	struct ibv_sge s = sge(buf, len, lkey);
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
-}
-
-/* A one-SGE request from A's buffer. */
-static void post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op,
-		  void *buf, uint32_t len, uint64_t raddr, uint32_t rkey,
-		  uint32_t imm, int flags)
-{
-	struct ibv_sge s = sge(buf, len, A.mr->lkey);
-	struct ibv_send_wr wr, *bad;
-
-	wr_set(&wr, id, op, &s, 1, flags);
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	if (op == IBV_WR_SEND_WITH_INV)
-		wr.invalidate_rkey = imm;
-	else
-		wr.imm_data = htobe32(imm);
-	assert_int_equal(ibv_post_send(qp, &wr, &bad), 0);
-}
-
 /* A SEND of len bytes A -> B, checked at both ends. */
 static void send_check(struct pair *p, enum ibv_wr_opcode op, size_t len,
 		       uint32_t imm)

@@ -5,7 +5,7 @@
  * configuration and QP1); the last one takes it down again.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <sys/socket.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.query_port = ernic_query_port,
 	.query_qp = ernic_query_qp,
 	.reg_mr = ernic_reg_mr,
+	.req_notify_cq = ernic_req_notify_cq,
 };
 
 static void ernic_free_context(struct ibv_context *ibctx)
@@ -62,9 +63,10 @@ static void ernic_free_context(struct ibv_context *ibctx)
 		ernic_dev_stop(dev);
 	pthread_mutex_unlock(&dev->lock);
 
-	/* verbs_uninit_context closes async_fd, i.e. the pipe's read end. */
-	if (ctx->async_pipe[1] >= 0)
-		close(ctx->async_pipe[1]);
+	/* verbs_uninit_context closes async_fd, i.e. async_sv[0]. */
+	close(ctx->async_sv[1]);
+	ernic_comp_channels_free(ctx);
+	pthread_mutex_destroy(&ctx->chan_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 }
@@ -84,25 +86,23 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	if (!ctx)
 		return NULL;
 	ctx->dev = dev;
-	ctx->async_pipe[0] = ctx->async_pipe[1] = -1;
+	ctx->async_sv[0] = ctx->async_sv[1] = -1;
+	pthread_mutex_init(&ctx->chan_lock, NULL);
 
 	/*
 	 * There is no kernel to deliver async events: libibverbs reads
 	 * struct ib_uverbs_async_event_desc records from async_fd, so give
-	 * it a pipe whose write end the provider keeps.
+	 * it one end of a socket pair whose other end the provider keeps.
+	 * Records stay whole, readers may block in ibv_get_async_event(),
+	 * and the provider sends without blocking (MSG_DONTWAIT) and can
+	 * take back a destroyed QP's unread events (ernic_event.c).
 	 */
-	if (pipe2(ctx->async_pipe, O_CLOEXEC)) {
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+		       ctx->async_sv)) {
 		ret = errno;
 		goto err_ctx;
 	}
-	/* Readers may block in ibv_get_async_event(); the provider never
-	 * blocks posting an event. */
-	if (fcntl(ctx->async_pipe[1], F_SETFL, O_NONBLOCK)) {
-		ret = errno;
-		close(ctx->async_pipe[0]);
-		goto err_ctx;
-	}
-	ctx->ibv_ctx.context.async_fd = ctx->async_pipe[0];
+	ctx->ibv_ctx.context.async_fd = ctx->async_sv[0];
 	ctx->ibv_ctx.context.num_comp_vectors = 1;
 
 	pthread_mutex_lock(&dev->lock);
@@ -121,8 +121,9 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	return &ctx->ibv_ctx;
 
 err_ctx:
-	if (ctx->async_pipe[1] >= 0)
-		close(ctx->async_pipe[1]);
+	if (ctx->async_sv[1] >= 0)
+		close(ctx->async_sv[1]);
+	pthread_mutex_destroy(&ctx->chan_lock);
 	verbs_uninit_context(&ctx->ibv_ctx);
 	free(ctx);
 	errno = ret;
@@ -141,6 +142,7 @@ static struct verbs_device *ernic_alloc_device(struct verbs_sysfs_dev *sysfs)
 		 sysfs->ibdev_path, ERNIC_CONF_FILE);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_rwlock_init(&dev->pdt_lock, NULL);
+	pthread_mutex_init(&dev->ev_lock, NULL);
 	dev->pd_next = 1;
 	return &dev->vdev;
 }
@@ -150,6 +152,7 @@ static void ernic_uninit_device(struct verbs_device *vdev)
 	struct ernic_dev *dev = (struct ernic_dev *)vdev;
 
 	pthread_rwlock_destroy(&dev->pdt_lock);
+	pthread_mutex_destroy(&dev->ev_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }

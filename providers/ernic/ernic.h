@@ -65,12 +65,25 @@ struct ernic_dev {
 	 * Written under lock and pdt_lock (write); read under pdt_lock. */
 	pthread_rwlock_t pdt_lock;
 	struct ernic_mr *pdt_mr[ERNIC_PDT_ENTRIES];
+
+	/* Interrupt thread (ernic_event.c), while the device is started.
+	 * ev_lock guards ev_qp[], ipkterrq_rp and sending events; it is
+	 * taken after dev->lock, never before. */
+	pthread_mutex_t ev_lock;
+	struct ernic_qp *ev_qp[ERNIC_C_NUM_QP_MAX + 1];
+	uint32_t ipkterrq_rp;		/* next IPKTERRQ entry to read */
+	pthread_t ev_thread;
+	int ev_stop_fd;
 };
 
 struct ernic_context {
 	struct verbs_context ibv_ctx;
 	struct ernic_dev *dev;
-	int async_pipe[2];		/* [1] carries ib_uverbs_async_event_desc */
+	/* async_fd is async_sv[0]; the provider sends
+	 * ib_uverbs_async_event_desc records on async_sv[1]. */
+	int async_sv[2];
+	pthread_mutex_t chan_lock;	/* chans */
+	struct ernic_chan *chans;	/* completion channels made here */
 };
 
 struct ernic_pd {
@@ -95,8 +108,13 @@ struct ernic_cq_ent {
 	uint32_t roles;			/* ERNIC_CQ_SEND / _RECV */
 };
 
+enum { ERNIC_ARM_ALL = 1, ERNIC_ARM_SOLICITED = 2 };
+
 struct ernic_cq {
 	struct verbs_cq vcq;
+	_Atomic int arm;		/* 0 or ERNIC_ARM_*: req_notify_cq */
+	int ev_fd;			/* our end of its channel, or -1 */
+	uint32_t events_sent;		/* under dev->ev_lock */
 	int nqp;			/* QPs using it, under dev->lock */
 	pthread_mutex_t lock;		/* ents, nents, cursor */
 	uint32_t nents, cursor;
@@ -173,6 +191,11 @@ struct ernic_qp {
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
 	uint64_t rq_check_ns;
+
+	/* Events, under dev->ev_lock. */
+	uint32_t fatal_code;		/* last Table 2-4 code, 0 if none */
+	uint32_t async_sent;
+	uint32_t sol_scan;		/* next RQ element to check for SE */
 };
 
 static inline struct ernic_context *to_ectx(struct ibv_context *c)
@@ -348,6 +371,27 @@ void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 /* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		       const struct ibv_qp_attr *attr);
+
+/* ernic_event.c: interrupts, CQ and async events, completion channels */
+int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen);
+void ernic_events_stop(struct ernic_dev *dev);
+/* QP idx is now qp (or NULL) for the interrupt handler. */
+void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
+/* Before freeing: drop unread events, wait for the read ones' acks. */
+void ernic_events_qp_gone(struct ernic_dev *dev, struct ernic_qp *qp);
+void ernic_events_cq_gone(struct ernic_dev *dev, struct ernic_cq *cq);
+/* QPCONF[3:2] for qp: interrupts only where a channel can take them. */
+uint32_t ernic_qp_int_bits(const struct ernic_qp *qp);
+int ernic_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+struct ibv_comp_channel *ernic_comp_channel_create(struct ibv_context *ctx);
+/* Give cq (of ctx) its own end of channel ch, if any. 0 or errno. */
+int ernic_comp_channel_attach(struct ernic_cq *cq, struct ibv_context *ctx,
+			      struct ibv_comp_channel *ch);
+void ernic_comp_channels_free(struct ernic_context *ctx);
+
+/* ernic_recv.c: did a solicited SEND end in an RQ element the interrupt
+ * handler has not looked at yet (qp->sol_scan)? Caller holds ev_lock. */
+bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp);
 
 /* Provider log: stderr, only when ERNIC_DEBUG is set or for errors. */
 void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

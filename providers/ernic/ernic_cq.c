@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "ernic.h"
 
@@ -16,6 +17,7 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 			       int comp_vector)
 {
 	struct ernic_cq *cq;
+	int ret;
 
 	if (cqe < 1 || cqe > ERNIC_MAX_CQE || comp_vector < 0 ||
 	    comp_vector >= context->num_comp_vectors) {
@@ -27,7 +29,15 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
-	verbs_init_cq(&cq->vcq.cq, context, channel, NULL);
+	/* libibverbs runs verbs_init_cq() (context, channel and its refcnt,
+	 * mutex, cond) on what this returns. */
+	atomic_init(&cq->arm, 0);
+	ret = ernic_comp_channel_attach(cq, context, channel);
+	if (ret) {
+		free(cq);
+		errno = ret;
+		return NULL;
+	}
 	pthread_mutex_init(&cq->lock, NULL);
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
@@ -46,6 +56,9 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	pthread_mutex_unlock(&dev->lock);
 	if (busy)
 		return EBUSY;
+	ernic_events_cq_gone(dev, cq);
+	if (cq->ev_fd >= 0)
+		close(cq->ev_fd);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 	return 0;

@@ -216,6 +216,8 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	ret = global_config(dev, err, errlen);
 	if (!ret)
 		ret = qp1_create(dev, err, errlen);
+	if (!ret)
+		ret = ernic_events_start(dev, err, errlen);
 	if (ret) {
 		ernic_wr(dev->acc, ERNIC_XRNICCONF, 0);
 		free_all(dev);
@@ -227,6 +229,7 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 
 void ernic_dev_stop(struct ernic_dev *dev)
 {
+	ernic_events_stop(dev);
 	ernic_qp_hw_reset(dev, ERNIC_QP1);
 	ernic_wr(dev->acc, ERNIC_INTEN, 0);
 	ernic_wr(dev->acc, ERNIC_XRNICCONF, 0);

@@ -165,6 +165,7 @@ static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
 	ernic_wr64(acc, ERNIC_QP(i, ERNIC_CQBA), ERNIC_QP(i, ERNIC_CQBAMSB),
 		   qp->cq.bus);
 	qp->qpconf = ERNIC_QPCONF_HW_HANDSHAKE_DIS | ERNIC_QPCONF_CQE_WRITE_EN |
+		     ernic_qp_int_bits(qp) |
 		     ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE,
 				      ERNIC_RQ_ELEM_SIZE / ERNIC_RQ_BUF_UNIT);
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qp->qpconf);
@@ -344,6 +345,10 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	} else if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
 		ernic_qp_hw_reset(dev, qp->idx);
 		memset(&m, 0, sizeof(m));
+		pthread_mutex_lock(&dev->ev_lock);
+		qp->sol_scan = 0;
+		qp->fatal_code = 0;
+		pthread_mutex_unlock(&dev->ev_lock);
 	}
 	qp->attr = m;
 	ernic_qp_dp_state(qp, next, &m);

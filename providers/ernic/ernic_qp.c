@@ -205,6 +205,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	qp->attr.qp_state = IBV_QPS_RESET;
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		ernic_qp_ex_init(qp, attr->send_ops_flags);
+	ernic_events_qp(dev, qp->idx, qp);
 	return ibqp;
 }
 
@@ -300,6 +301,7 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	struct ernic_qp *qp = to_eqp(ibqp);
 	struct ernic_dev *dev = ctx_dev(ibqp->context);
 
+	ernic_events_qp_gone(dev, qp);
 	pthread_mutex_lock(&dev->lock);
 	/* No poll_cq looks at the QP once it is off its CQs' lists. */
 	ernic_cq_detach(to_ecq(ibqp->send_cq), qp);

@@ -277,3 +277,27 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		rwqe_complete(qp, &wc[n++], IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 0);
 	return n;
 }
+
+bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	struct rx_view v;
+	uint32_t wp;
+	bool se = false;
+
+	rx_view_init(dev, qp, &v);
+	wp = ernic_db_load(&v.db[ERNIC_RQDB_WPTR / 4]);
+	if (wp >= v.depth || qp->sol_scan >= v.depth) {
+		qp->sol_scan = 0;
+		return false;
+	}
+	for (; qp->sol_scan != wp; qp->sol_scan = (qp->sol_scan + 1) % v.depth) {
+		const uint32_t rx = le32toh(v.rxlen[qp->sol_scan]);
+		const uint32_t opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
+
+		/* IBTA: SE counts on the last packet of a message. */
+		if ((rx & ERNIC_RXLEN_SE) &&
+		    opc < sizeof(rx_op) / sizeof(rx_op[0]) && rx_op[opc].last)
+			se = true;
+	}
+	return se;
+}

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* ernicdv: register access for tools and tests. */
+/* ernicdv: register access, completion channels, fatal codes. */
 #include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
 
 #include "ernic.h"
 #include "ernicdv.h"
-
-
 
 bool ernicdv_is_ernic_device(struct ibv_device *device)
 {
@@ -43,5 +44,79 @@ int ernicdv_reg_write(struct ibv_context *context, uint32_t offset,
 	if (ret)
 		return ret;
 	ernic_wr(ctx_dev(context)->acc, offset, value);
+	return 0;
+}
+
+static bool is_ernic_ctx(struct ibv_context *context)
+{
+	return context && ernicdv_is_ernic_device(context->device);
+}
+
+struct ibv_comp_channel *ernicdv_create_comp_channel(struct ibv_context *context)
+{
+	if (!is_ernic_ctx(context)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return ernic_comp_channel_create(context);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+			 void **cq_context, int timeout_ms)
+{
+	const int64_t end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t handle;
+
+	if (!channel || !cq || !cq_context || !is_ernic_ctx(channel->context)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* recv, not read: another reader may take the event after poll. */
+	for (;;) {
+		ssize_t n = recv(channel->fd, &handle, sizeof(handle),
+				 MSG_DONTWAIT);
+		struct pollfd p = { .fd = channel->fd, .events = POLLIN };
+		int left = timeout_ms < 0 ? -1 : (int)(end - now_ms());
+		int r;
+
+		if (n == sizeof(handle))
+			break;
+		if (n >= 0) {
+			errno = EIO;	/* not a record the provider sent */
+			return -1;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		if (timeout_ms >= 0 && left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		r = poll(&p, 1, left);
+		if (r < 0 && errno != EINTR)
+			return -1;
+	}
+	*cq = (struct ibv_cq *)(uintptr_t)handle;
+	*cq_context = (*cq)->cq_context;
+	return 0;
+}
+
+int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code)
+{
+	struct ernic_dev *dev;
+
+	if (!qp || !code || !is_ernic_ctx(qp->context))
+		return EINVAL;
+	dev = ctx_dev(qp->context);
+	pthread_mutex_lock(&dev->ev_lock);
+	*code = to_eqp(qp)->fatal_code;
+	pthread_mutex_unlock(&dev->ev_lock);
 	return 0;
 }

@@ -29,6 +29,32 @@ int ernicdv_reg_read(struct ibv_context *context, uint32_t offset,
 int ernicdv_reg_write(struct ibv_context *context, uint32_t offset,
 		      uint32_t value);
 
+/*
+ * A completion channel for the CQs of an ERNIC context. libibverbs 34-55
+ * asks the kernel for channels (ibv_create_comp_channel() fails here:
+ * there is no kernel driver); this one is the same struct, so it works
+ * with ibv_create_cq(), ibv_get_cq_event(), ibv_ack_cq_events() and
+ * ibv_destroy_comp_channel(), and its fd can be polled for POLLIN.
+ * Returns NULL with errno set (EINVAL: not an ERNIC context).
+ */
+struct ibv_comp_channel *ernicdv_create_comp_channel(struct ibv_context *context);
+
+/*
+ * ibv_get_cq_event() with a timeout in milliseconds (-1: none): 0 with
+ * *cq and *cq_context set, or -1 with errno ETIMEDOUT, EINVAL (not an
+ * ERNIC channel) or the poll/recv error. Acknowledge with
+ * ibv_ack_cq_events() as usual.
+ */
+int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+			 void **cq_context, int timeout_ms);
+
+/*
+ * The PG332 Table 2-4 code of the QP's last fatal error (the incoming
+ * packet error status queue entry that came with IBV_EVENT_QP_FATAL),
+ * or 0 if none since the QP was last reset. Returns 0 or EINVAL.
+ */
+int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code);
+
 #ifdef __cplusplus
 }
 #endif

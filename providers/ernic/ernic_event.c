@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completion and asynchronous events, from the IP's single interrupt line
+ * (PG332 ch.3 "Interrupts"). With no kernel driver the provider is the
+ * interrupt handler: a thread per device waits on the access layer's
+ * interrupt fd, reads INTSTS, then CQINTSTSn / RQINTSTSn to learn which
+ * QPs need service, clears what it read (W1C) and unmasks the interrupt.
+ *
+ * - A CQ event goes to an armed CQ's completion channel as the kernel
+ *   would send it (struct ib_uverbs_comp_event_desc), so libibverbs'
+ *   ibv_get_cq_event() / ibv_ack_cq_events() work unchanged.
+ * - A fatal QP (INTSTS[7]) is named, with its Table 2-4 code, by the
+ *   incoming packet error status queue (PG332 "QP Fatal Recovery" step
+ *   1): it becomes IBV_EVENT_QP_FATAL on the owning context's async_fd,
+ *   and both of the QP's armed CQs fire (error completions are due).
+ *
+ * Per-QP interrupt enables (QPCONF[3:2]) are set only for QPs whose CQ
+ * has a completion channel (ernic_qp_int_bits), so polling applications
+ * never take an interrupt.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ernic.h"
+
+/* Kernel ABI records (rdma/ib_user_verbs.h), what libibverbs reads. */
+struct ernic_comp_event_desc {
+	uint64_t cq_handle;
+};
+
+struct ernic_async_event_desc {
+	uint64_t element;
+	uint32_t event_type;
+	uint32_t reserved;
+};
+
+/* Send one record without blocking the interrupt thread; a peer that has
+ * stopped reading loses the event rather than stalling the device. */
+static bool ev_send(int fd, const void *rec, size_t len)
+{
+	return send(fd, rec, len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)len;
+}
+
+/* Fire cq if it is armed; solicited says the completion may wake a
+ * solicited-only arm. Caller holds ev_lock. */
+static void cq_fire(struct ernic_cq *cq, bool solicited)
+{
+	int arm = atomic_load(&cq->arm);
+	struct ernic_comp_event_desc ev = {
+		.cq_handle = (uintptr_t)&cq->vcq.cq,
+	};
+
+	if (!arm || (arm == ERNIC_ARM_SOLICITED && !solicited))
+		return;
+	if (!atomic_compare_exchange_strong(&cq->arm, &arm, 0))
+		return;
+	if (cq->ev_fd >= 0 && ev_send(cq->ev_fd, &ev, sizeof(ev)))
+		cq->events_sent++;
+}
+
+/* Bits of CQINTSTSn / RQINTSTSn: each set bit is a QP to service. */
+static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
+		    bool recv)
+{
+	struct ernic_access *acc = dev->acc;
+	uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
+
+	for (uint32_t w = 1; w <= nwords; w++) {
+		uint32_t v = ernic_rd(acc, reg(w));
+
+		if (!v)
+			continue;
+		ernic_wr(acc, reg(w), v);	/* W1C what we will service */
+		for (uint32_t b = 0; b < 32; b++) {
+			uint32_t i = (w - 1) * 32 + b + 1;
+			struct ernic_qp *qp;
+
+			if (!(v & 1u << b) || i > dev->conf.c_num_qp)
+				continue;
+			qp = dev->ev_qp[i];
+			if (!qp)
+				continue;
+			if (recv)
+				cq_fire(to_ecq(qp->vqp.qp.recv_cq),
+					ernic_rq_solicited(dev, qp));
+			else
+				cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
+		}
+	}
+}
+
+static uint32_t cqintsts(uint32_t w)
+{
+	return ERNIC_CQINTSTS(w);
+}
+
+static uint32_t rqintsts(uint32_t w)
+{
+	return ERNIC_RQINTSTS(w);
+}
+
+/* Queue an async event for ctx. Caller holds ev_lock. */
+static bool async_post(struct ernic_context *ctx, void *element,
+		       enum ibv_event_type type)
+{
+	struct ernic_async_event_desc ev = {
+		.element = (uintptr_t)element,
+		.event_type = type,
+	};
+
+	return ev_send(ctx->async_sv[1], &ev, sizeof(ev));
+}
+
+/* INTSTS[7]: walk the incoming packet error status queue (Figure 2-3)
+ * from where we stopped to the IP's write pointer. */
+static void fatal_scan(struct ernic_dev *dev)
+{
+	const uint64_t *q = dev->ipkterrq.va;
+	uint32_t wp = ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
+				      ernic_rd(dev->acc, ERNIC_IPKTERRQWPTR));
+
+	if (wp >= ERNIC_IPKTERRQ_NUM) {
+		ernic_log("IPKTERRQWPTR %u beyond the queue (%u entries)", wp,
+			  ERNIC_IPKTERRQ_NUM);
+		return;
+	}
+	for (; dev->ipkterrq_rp != wp;
+	     dev->ipkterrq_rp = (dev->ipkterrq_rp + 1) % ERNIC_IPKTERRQ_NUM) {
+		uint64_t ent = le64toh(q[dev->ipkterrq_rp]);
+		uint32_t code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
+		uint32_t i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
+		struct ernic_qp *qp;
+
+		if (i < ERNIC_FIRST_RC_QP || i > dev->conf.c_num_qp ||
+		    !(qp = dev->ev_qp[i]))
+			continue;
+		qp->fatal_code = code;
+		if (getenv("ERNIC_DEBUG"))
+			ernic_log("QP %u fatal: Table 2-4 code 0x%02x", i, code);
+		if (async_post(to_ectx(qp->vqp.qp.context), &qp->vqp.qp,
+			       IBV_EVENT_QP_FATAL))
+			qp->async_sent++;
+		cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
+		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+	}
+}
+
+/* One interrupt: the causes first (cleared before the per-QP words, so a
+ * cause raised meanwhile interrupts again), then the QPs. */
+static void ev_service(struct ernic_dev *dev)
+{
+	uint32_t sts = ernic_rd(dev->acc, ERNIC_INTSTS) & ERNIC_INT_ALL;
+
+	if (!sts)
+		return;
+	ernic_wr(dev->acc, ERNIC_INTSTS, sts);
+	pthread_mutex_lock(&dev->ev_lock);
+	if (sts & ERNIC_INT_WQE_COMPLETION)
+		qp_bits(dev, cqintsts, false);
+	if (sts & ERNIC_INT_RQ_PKT_RX)
+		qp_bits(dev, rqintsts, true);
+	if (sts & ERNIC_INT_FATAL)
+		fatal_scan(dev);
+	pthread_mutex_unlock(&dev->ev_lock);
+}
+
+static void *ev_main(void *arg)
+{
+	struct ernic_dev *dev = arg;
+	struct ernic_access *acc = dev->acc;
+	struct pollfd pfd[2] = {
+		{ .fd = acc->ops->irq_fd(acc), .events = POLLIN },
+		{ .fd = dev->ev_stop_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ernic_log("interrupt thread: poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+			ernic_log("interrupt fd failed: no more events");
+			break;
+		}
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		ev_service(dev);
+		if (acc->ops->irq_enable(acc))
+			ernic_log("cannot unmask the interrupt: no more events");
+	}
+	return NULL;
+}
+
+int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen)
+{
+	int rc;
+
+	dev->ipkterrq_rp = 0;
+	memset(dev->ev_qp, 0, sizeof(dev->ev_qp));
+	if (!dev->acc->ops->irq_fd || dev->acc->ops->irq_fd(dev->acc) < 0) {
+		snprintf(err, errlen, "%s backend has no interrupt",
+			 dev->acc->ops->name);
+		return ENODEV;
+	}
+	dev->ev_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dev->ev_stop_fd < 0) {
+		rc = errno;
+		snprintf(err, errlen, "eventfd: %s", strerror(rc));
+		return rc;
+	}
+	rc = pthread_create(&dev->ev_thread, NULL, ev_main, dev);
+	if (rc) {
+		snprintf(err, errlen, "interrupt thread: %s", strerror(rc));
+		close(dev->ev_stop_fd);
+		return rc;
+	}
+	return 0;
+}
+
+void ernic_events_stop(struct ernic_dev *dev)
+{
+	uint64_t one = 1;
+
+	if (write(dev->ev_stop_fd, &one, sizeof(one)) < 0)
+		ernic_log("cannot stop the interrupt thread: %s",
+			  strerror(errno));
+	pthread_join(dev->ev_thread, NULL);
+	close(dev->ev_stop_fd);
+}
+
+void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp)
+{
+	pthread_mutex_lock(&dev->ev_lock);
+	dev->ev_qp[idx] = qp;
+	pthread_mutex_unlock(&dev->ev_lock);
+}
+
+uint32_t ernic_qp_int_bits(const struct ernic_qp *qp)
+{
+	return (qp->vqp.qp.send_cq->channel ? ERNIC_QPCONF_CQ_INT_EN : 0) |
+	       (qp->vqp.qp.recv_cq->channel ? ERNIC_QPCONF_RQ_INT_EN : 0);
+}
+
+int ernic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+
+	/* Without a channel there is nowhere to deliver to, as with a
+	 * kernel provider the arm is accepted and has no effect. */
+	atomic_store(&cq->arm, solicited_only ? ERNIC_ARM_SOLICITED :
+						ERNIC_ARM_ALL);
+	return 0;
+}
+
+/*
+ * Take back the records of a dying object (whose handle is `handle`)
+ * that nobody has read from a SOCK_SEQPACKET event socket, keeping the
+ * others in order, as the kernel drops a destroyed object's unread
+ * events. Returns how many it took. rfd is the reading end, wfd the
+ * writing end. Caller holds ev_lock, so nothing is sent meanwhile.
+ */
+static uint32_t ev_unread_drop(int rfd, int wfd, uint64_t handle,
+			       size_t len)
+{
+	uint8_t keep[64][sizeof(struct ernic_async_event_desc)];
+	uint8_t rec[sizeof(struct ernic_async_event_desc)];
+	uint32_t dropped = 0, nkeep = 0;
+	uint64_t h;
+
+	while (recv(rfd, rec, len, MSG_DONTWAIT) == (ssize_t)len) {
+		memcpy(&h, rec, sizeof(h));
+		if (h == handle)
+			dropped++;
+		else if (nkeep < sizeof(keep) / sizeof(keep[0]))
+			memcpy(keep[nkeep++], rec, len);
+		else
+			ev_send(wfd, rec, len);	/* order lost, not the event */
+	}
+	for (uint32_t k = 0; k < nkeep; k++)
+		ev_send(wfd, keep[k], len);
+	return dropped;
+}
+
+void ernic_events_cq_gone(struct ernic_dev *dev, struct ernic_cq *cq)
+{
+	struct ibv_cq *ibcq = &cq->vcq.cq;
+	uint32_t read_by_app;
+
+	if (!ibcq->channel || cq->ev_fd < 0)
+		return;
+	pthread_mutex_lock(&dev->ev_lock);
+	read_by_app = cq->events_sent -
+		      ev_unread_drop(ibcq->channel->fd, cq->ev_fd,
+				     (uintptr_t)ibcq,
+				     sizeof(struct ernic_comp_event_desc));
+	pthread_mutex_unlock(&dev->ev_lock);
+	/* IBTA/verbs: destroying a CQ waits for its events to be acked. */
+	pthread_mutex_lock(&ibcq->mutex);
+	while (ibcq->comp_events_completed != read_by_app)
+		pthread_cond_wait(&ibcq->cond, &ibcq->mutex);
+	pthread_mutex_unlock(&ibcq->mutex);
+}
+
+void ernic_events_qp_gone(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	struct ibv_qp *ibqp = &qp->vqp.qp;
+	struct ernic_context *ctx = to_ectx(ibqp->context);
+	uint32_t read_by_app;
+
+	pthread_mutex_lock(&dev->ev_lock);
+	dev->ev_qp[qp->idx] = NULL;
+	read_by_app = qp->async_sent -
+		      ev_unread_drop(ctx->async_sv[0], ctx->async_sv[1],
+				     (uintptr_t)ibqp,
+				     sizeof(struct ernic_async_event_desc));
+	pthread_mutex_unlock(&dev->ev_lock);
+	pthread_mutex_lock(&ibqp->mutex);
+	while (ibqp->events_completed != read_by_app)
+		pthread_cond_wait(&ibqp->cond, &ibqp->mutex);
+	pthread_mutex_unlock(&ibqp->mutex);
+}
+
+/* ---- Completion channels (ernicdv_create_comp_channel) ---- */
+
+struct ernic_chan {
+	struct ibv_comp_channel *ch;
+	int fd;			/* ch->fd when created: the app's end */
+	int wfd;		/* ours */
+	struct ernic_chan *next;
+};
+
+/* Forget channels the application has destroyed (its end is closed).
+ * Caller holds ctx->chan_lock. */
+static void chan_sweep(struct ernic_context *ctx)
+{
+	for (struct ernic_chan **pp = &ctx->chans, *c; (c = *pp);) {
+		struct pollfd p = { .fd = c->wfd, .events = 0 };
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLHUP)) {
+			*pp = c->next;
+			close(c->wfd);
+			free(c);
+		} else {
+			pp = &c->next;
+		}
+	}
+}
+
+struct ibv_comp_channel *ernic_comp_channel_create(struct ibv_context *ibctx)
+{
+	struct ernic_context *ctx = to_ectx(ibctx);
+	struct ibv_comp_channel *ch = calloc(1, sizeof(*ch));
+	struct ernic_chan *c = calloc(1, sizeof(*c));
+	int sv[2];
+
+	if (!ch || !c ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		int e = ch && c ? errno : ENOMEM;
+
+		free(ch);
+		free(c);
+		errno = e;
+		return NULL;
+	}
+	/* Shaped as libibverbs' own: ibv_destroy_comp_channel() closes fd
+	 * and frees the struct. */
+	ch->context = ibctx;
+	ch->fd = sv[0];
+	ch->refcnt = 0;
+	c->ch = ch;
+	c->fd = sv[0];
+	c->wfd = sv[1];
+	pthread_mutex_lock(&ctx->chan_lock);
+	chan_sweep(ctx);
+	c->next = ctx->chans;
+	ctx->chans = c;
+	pthread_mutex_unlock(&ctx->chan_lock);
+	return ch;
+}
+
+int ernic_comp_channel_attach(struct ernic_cq *cq, struct ibv_context *ibctx,
+			      struct ibv_comp_channel *ch)
+{
+	struct ernic_context *ctx = to_ectx(ibctx);
+	int ret = EINVAL;	/* not a channel of this context */
+
+	cq->ev_fd = -1;
+	if (!ch)
+		return 0;
+	if (ch->context != ibctx)
+		return EINVAL;
+	pthread_mutex_lock(&ctx->chan_lock);
+	chan_sweep(ctx);
+	for (struct ernic_chan *c = ctx->chans; c; c = c->next) {
+		if (c->ch != ch || c->fd != ch->fd)
+			continue;
+		cq->ev_fd = fcntl(c->wfd, F_DUPFD_CLOEXEC, 0);
+		ret = cq->ev_fd < 0 ? errno : 0;
+		break;
+	}
+	pthread_mutex_unlock(&ctx->chan_lock);
+	return ret;
+}
+
+void ernic_comp_channels_free(struct ernic_context *ctx)
+{
+	while (ctx->chans) {
+		struct ernic_chan *c = ctx->chans;
+
+		ctx->chans = c->next;
+		close(c->wfd);
+		free(c);
+	}
+}

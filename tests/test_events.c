@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Events between two software ERNICs: completion channels made by
+ * ernicdv_create_comp_channel() and used through libibverbs' own
+ * ibv_get_cq_event() / ibv_ack_cq_events() / ibv_destroy_comp_channel(),
+ * ibv_req_notify_cq() (all and solicited-only), the QP fatal async event
+ * with its Table 2-4 code, recovery from it, and destroying objects
+ * whose events were never read.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "datapath_util.h"
+
+#define QUIET_MS 300	/* no event expected: how long to make sure */
+
+/* One side's event-driven CQ, swapped in as the side's CQ while a test
+ * creates its QPs (qp_new uses s->cq). */
+struct evside {
+	struct side *s;
+	struct ibv_cq *saved;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+};
+
+static struct evside EA = { .s = &A }, EB = { .s = &B };
+
+static void ev_open(struct evside *e)
+{
+	e->ch = ernicdv_create_comp_channel(e->s->ctx);
+	assert_non_null(e->ch);
+	e->cq = ibv_create_cq(e->s->ctx, 256, e, e->ch, 0);
+	assert_non_null(e->cq);
+	assert_ptr_equal(e->cq->channel, e->ch);
+	e->saved = e->s->cq;
+	e->s->cq = e->cq;
+}
+
+static void ev_close(struct evside *e)
+{
+	if (!e->cq)
+		return;
+	e->s->cq = e->saved;
+	assert_int_equal(ibv_destroy_cq(e->cq), 0);
+	assert_int_equal(ibv_destroy_comp_channel(e->ch), 0);
+	e->cq = NULL;
+	e->ch = NULL;
+}
+
+static int ev_teardown(void **state)
+{
+	dp_qp_cleanup(state);
+	ev_close(&EA);
+	ev_close(&EB);
+	return 0;
+}
+
+/* The next event of e's channel, within ms: must be e's CQ. */
+static void expect_event(struct evside *e, int ms, const char *what)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (ernicdv_get_cq_event(e->ch, &cq, &cq_ctx, ms))
+		fail_msg("%s: no CQ event within %d ms (%s)", what, ms,
+			 strerror(errno));
+	assert_ptr_equal(cq, e->cq);
+	assert_ptr_equal(cq_ctx, e);
+	ibv_ack_cq_events(cq, 1);
+}
+
+static void expect_no_event(struct evside *e, const char *what)
+{
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (!ernicdv_get_cq_event(e->ch, &cq, &cq_ctx, QUIET_MS))
+		fail_msg("%s: unexpected CQ event", what);
+	assert_int_equal(errno, ETIMEDOUT);
+}
+
+/* One SEND A -> B of len bytes, unsignaled on neither side. */
+static void send_one(struct pair *p, uint64_t id, uint32_t len)
+{
+	post_recv1(p->b, id, B.buf, len, B.mr->lkey);
+	post1(p->a, id, IBV_WR_SEND, A.buf, len, 0, 0, 0, IBV_SEND_SIGNALED);
+}
+
+static void poll_one(struct ibv_cq *cq, enum ibv_wc_status st,
+		     enum ibv_wc_opcode op, uint64_t id)
+{
+	struct ibv_wc wc;
+
+	assert_int_equal(poll_n(cq, &wc, 1, WAIT_MS), 1);
+	if (wc.status != st)
+		fail_msg("wr_id %llu: %s, want %s",
+			 (unsigned long long)wc.wr_id,
+			 ibv_wc_status_str(wc.status), ibv_wc_status_str(st));
+	assert_int_equal(wc.opcode, op);
+	assert_int_equal(wc.wr_id, id);
+}
+
+/* Armed CQs get exactly one event per arm, through the standard calls
+ * too; unarmed CQs get none; the channel fd polls readable. */
+static void test_cq_events(void **state)
+{
+	struct pair p;
+
+	ev_open(&EA);
+	ev_open(&EB);
+	pair_up(&p, 16, 16);
+
+	assert_int_equal(ibv_req_notify_cq(EA.cq, 0), 0);
+	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
+	send_one(&p, 1, 100);
+	expect_event(&EB, WAIT_MS, "RECV on armed CQ");
+	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 1);
+	expect_event(&EA, WAIT_MS, "SEND on armed CQ");
+	poll_one(EA.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 1);
+
+	/* Disarmed by the event: the next completion is silent. */
+	send_one(&p, 2, 100);
+	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 2);
+	poll_one(EA.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 2);
+	expect_no_event(&EB, "RECV on a CQ not re-armed");
+	expect_no_event(&EA, "SEND on a CQ not re-armed");
+
+	/* poll(2) on the channel fd, then libibverbs' ibv_get_cq_event. */
+	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
+	send_one(&p, 3, 5000);	/* several packets, one event */
+	{
+		struct pollfd pf = { .fd = EB.ch->fd, .events = POLLIN };
+		struct ibv_cq *cq;
+		void *ctx;
+
+		assert_int_equal(poll(&pf, 1, WAIT_MS), 1);
+		assert_int_equal(ibv_get_cq_event(EB.ch, &cq, &ctx), 0);
+		assert_ptr_equal(cq, EB.cq);
+		ibv_ack_cq_events(cq, 1);
+	}
+	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 3);
+	poll_one(EA.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 3);
+	expect_no_event(&EB, "second event for one arm");
+
+	/* A channel in use cannot go; a CQ of another context's channel
+	 * cannot be made. */
+	assert_int_equal(ibv_destroy_comp_channel(EB.ch), EBUSY);
+	assert_null(ibv_create_cq(A.ctx, 16, NULL, EB.ch, 0));
+	pair_down(&p);
+}
+
+/* Solicited-only: ERNIC WQEs cannot ask for SE, so ERNIC SENDs never
+ * wake such an arm; an error completion does (IBTA 11.4.2.2). */
+static void test_solicited(void **state)
+{
+	struct pair p;
+	uint32_t code;
+
+	ev_open(&EA);
+	ev_open(&EB);
+	pair_up(&p, 16, 16);
+	assert_int_equal(ibv_req_notify_cq(EB.cq, 1), 0);
+	post_recv1(p.b, 1, B.buf, 64, B.mr->lkey);
+	post1(p.a, 1, IBV_WR_SEND, A.buf, 64, 0, 0, 0,
+	      IBV_SEND_SIGNALED | IBV_SEND_SOLICITED);
+	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 1);
+	poll_one(EA.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 1);
+	expect_no_event(&EB, "unsolicited SEND, solicited-only arm");
+
+	/* Still armed: B's QP goes fatal (a WRITE with a bad R_Key is
+	 * NAKed by B), and the error wakes the solicited-only arm. */
+	assert_int_equal(ibv_req_notify_cq(EA.cq, 1), 0);
+	post1(p.a, 2, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
+	expect_event(&EA, WAIT_MS, "error completion, solicited-only arm");
+	poll_one(EA.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 2);
+	expect_event(&EB, WAIT_MS, "responder fatal, solicited-only arm");
+	assert_int_equal(ernicdv_query_qp_fatal(p.b, &code), 0);
+	assert_int_equal(code, ERNIC_FATAL_RKEY_ACCESS);
+	pair_down(&p);
+}
+
+static void expect_async(struct ibv_context *ctx, struct ibv_qp *qp)
+{
+	struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&pf, 1, WAIT_MS) != 1)
+		fail_msg("no async event within %d ms", WAIT_MS);
+	assert_int_equal(ibv_get_async_event(ctx, &ev), 0);
+	assert_int_equal(ev.event_type, IBV_EVENT_QP_FATAL);
+	assert_ptr_equal(ev.element.qp, qp);
+	ibv_ack_async_event(&ev);
+}
+
+static void reconnect(struct pair *p)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	assert_int_equal(ibv_modify_qp(p->a, &a, IBV_QP_STATE), 0);
+	assert_int_equal(ibv_modify_qp(p->b, &a, IBV_QP_STATE), 0);
+	pair_up2(p, p->a, p->b, &conn_std, &conn_std);
+}
+
+/* QP fatal -> IBV_EVENT_QP_FATAL on both contexts with the Table 2-4
+ * codes -> PG332 "QP Fatal Recovery" through RESET -> traffic again. */
+static void test_fatal_recovery(void **state)
+{
+	struct pair p;
+	uint32_t code;
+
+	pair_up(&p, 16, 16);
+	post1(p.a, 1, IBV_WR_RDMA_READ, A.buf, 4096, (uintptr_t)B.buf,
+	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
+	expect_async(A.ctx, p.a);
+	expect_async(B.ctx, p.b);
+	assert_int_equal(ernicdv_query_qp_fatal(p.a, &code), 0);
+	assert_int_equal(code, ERNIC_FATAL_REMOTE_NAK);
+	assert_int_equal(ernicdv_query_qp_fatal(p.b, &code), 0);
+	assert_int_equal(code, ERNIC_FATAL_RKEY_ACCESS);
+	poll_one(A.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ, 1);
+
+	reconnect(&p);
+	assert_int_equal(ernicdv_query_qp_fatal(p.a, &code), 0);
+	assert_int_equal(code, 0);
+	for (uint64_t id = 10; id < 20; id++) {
+		fill(A.buf, 3000, (unsigned int)id);
+		send_one(&p, id, 3000);
+		poll_one(B.cq, IBV_WC_SUCCESS, IBV_WC_RECV, id);
+		poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_SEND, id);
+		assert_memory_equal(B.buf, A.buf, 3000);
+	}
+	pair_down(&p);
+}
+
+/* Events nobody read are dropped with their object, as the kernel
+ * does: destroying it does not wait for them, and they never reach a
+ * reader afterwards. */
+static void test_unread_events(void **state)
+{
+	struct pair p;
+	uint8_t rec[16];
+
+	ev_open(&EA);
+	pair_up(&p, 16, 16);
+	assert_int_equal(ibv_req_notify_cq(EA.cq, 0), 0);
+	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
+	poll_one(EA.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 1);
+	/* Both the CQ event and A's async event are queued by now. */
+	{
+		struct pollfd pf[2] = {
+			{ .fd = EA.ch->fd, .events = POLLIN },
+			{ .fd = A.ctx->async_fd, .events = POLLIN },
+		};
+
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(poll(&pf[k], 1, WAIT_MS), 1);
+	}
+	expect_async(B.ctx, p.b);
+	pair_down(&p);		/* would hang waiting for acks otherwise */
+	assert_int_equal(recv(A.ctx->async_fd, rec, sizeof(rec), MSG_DONTWAIT),
+			 -1);
+	assert_int_equal(errno, EAGAIN);
+	ev_close(&EA);		/* destroy_cq drops the CQ event */
+}
+
+int dp_run_events(void)
+{
+	const struct CMUnitTest events[] = {
+		cmocka_unit_test_teardown(test_cq_events, ev_teardown),
+		cmocka_unit_test_teardown(test_solicited, ev_teardown),
+		cmocka_unit_test_teardown(test_fatal_recovery, ev_teardown),
+		cmocka_unit_test_teardown(test_unread_events, ev_teardown),
+	};
+
+	return cmocka_run_group_tests_name("events", events, dp_group_setup,
+					   dp_group_teardown);
+}
