@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "access_model.h"
+#include "access_uio.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
 
@@ -24,6 +25,8 @@ int ernic_access_open(const struct ernic_conf *conf,
 	switch (conf->backend) {
 	case ERNIC_BACKEND_SW:
 		return ernic_access_model_open(conf, out, err, errlen);
+	case ERNIC_BACKEND_UIO:
+		return ernic_access_uio_open(conf, out, err, errlen);
 	}
 	snprintf(err, errlen, "backend %d not supported", (int)conf->backend);
 	return EOPNOTSUPP;

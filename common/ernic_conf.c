@@ -30,6 +30,8 @@ void ernic_conf_defaults(struct ernic_conf *c)
 	memset(c, 0, sizeof(*c));
 	c->backend = ERNIC_BACKEND_SW;
 	c->udp_sport = ERNIC_UDP_SPORT_DEFAULT;
+	c->dma_map = 1;
+	c->coherent = 1;
 	/* A software device is not bound by FPGA resources: be generous. */
 	c->c_num_qp = 64;
 	c->c_m_axi_addr_width = 64;
@@ -202,13 +204,17 @@ enum conf_key {
 	K_NODE_GUID,
 	K_UDP_SPORT,
 	K_WIRE,
+	K_UIO,
+	K_UIO_ROOT,
+	K_DMA_MAP,
+	K_COHERENT,
 	K_PARAM0,	/* params[] follow in order */
 	K_COUNT = K_PARAM0 + NPARAMS,
 };
 
 static const char *const key_names[K_PARAM0] = {
 	"name", "backend", "addr", "netdev", "mac", "node_guid", "udp_sport",
-	"wire",
+	"wire", "uio", "uio_root", "dma_map", "coherent",
 };
 static const enum conf_key required[] = {K_NAME, K_BACKEND, K_ADDR,
 					 K_NETDEV, K_MAC};
@@ -241,12 +247,48 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 		strcpy(c->name, val);
 		return true;
 	case K_BACKEND:
-		if (strcmp(val, "sw")) {
+		if (!strcmp(val, "sw")) {
+			c->backend = ERNIC_BACKEND_SW;
+		} else if (!strcmp(val, "uio")) {
+			c->backend = ERNIC_BACKEND_UIO;
+		} else {
 			set_err(reason, rlen, "unknown backend '%s' "
-				"(expected 'sw')", val);
+				"(expected 'sw' or 'uio')", val);
 			return false;
 		}
-		c->backend = ERNIC_BACKEND_SW;
+		return true;
+	case K_UIO:
+		if (!name_ok(val)) {
+			set_err(reason, rlen, "uio must be a UIO device name "
+				"or uioN, not '%s'", val);
+			return false;
+		}
+		strcpy(c->uio, val);
+		return true;
+	case K_UIO_ROOT:
+		if (val[0] != '/' || strlen(val) > ERNIC_UIO_ROOT_MAX ||
+		    strstr(val, "/../")) {
+			set_err(reason, rlen, "uio_root must be an absolute "
+				"path of at most %d characters", ERNIC_UIO_ROOT_MAX);
+			return false;
+		}
+		strcpy(c->uio_root, val);
+		return true;
+	case K_DMA_MAP:
+		if (!parse_ulong(val, 10, 4, &v) || v == 0) {
+			set_err(reason, rlen, "dma_map must be a UIO map index "
+				"1..4, not '%s'", val);
+			return false;
+		}
+		c->dma_map = (uint32_t)v;
+		return true;
+	case K_COHERENT:
+		if (strcmp(val, "0") && strcmp(val, "1")) {
+			set_err(reason, rlen, "coherent must be 0 or 1, not "
+				"'%s'", val);
+			return false;
+		}
+		c->coherent = val[0] == '1';
 		return true;
 	case K_ADDR:
 		if (ernic_ip_parse(val, &ip)) {
@@ -404,6 +446,13 @@ int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
 			goto out;
 		}
 	}
+	if ((tmp.backend == ERNIC_BACKEND_UIO) != seen[K_UIO]) {
+		set_err(err, errlen, "%s: %s", path, seen[K_UIO] ?
+			"uio= needs backend=uio" :
+			"backend=uio needs uio=NAME");
+		rc = EINVAL;
+		goto out;
+	}
 	*c = tmp;
 out:
 	fclose(f);
@@ -436,7 +485,7 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 	ernic_ip_format(&ip, addr, sizeof(addr));
 	n = snprintf(buf, len,
 		     "# ERNIC device configuration (ernicctl)\n"
-		     "name=%s\nbackend=sw\naddr=%s\nnetdev=%s\n"
+		     "name=%s\nbackend=%s\naddr=%s\nnetdev=%s\n"
 		     "mac=%02x:%02x:%02x:%02x:%02x:%02x\n"
 		     "node_guid=0x%016" PRIx64 "\nudp_sport=%u\nwire=%s\n"
 		     "C_NUM_QP=%" PRIu32 "\nC_M_AXI_ADDR_WIDTH=%" PRIu32 "\n"
@@ -444,12 +493,23 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		     "C_EN_WR_RETRY_DATA_BUF=%" PRIu32 "\n"
 		     "C_EN_INITIATOR_LITE=%" PRIu32 "\n"
 		     "C_EN_DEBUG_PORTS=%" PRIu32 "\n",
-		     c->name, addr, c->netdev, c->mac[0], c->mac[1], c->mac[2],
+		     c->name, c->backend == ERNIC_BACKEND_UIO ? "uio" : "sw",
+		     addr, c->netdev, c->mac[0], c->mac[1], c->mac[2],
 		     c->mac[3], c->mac[4], c->mac[5], c->node_guid,
 		     c->udp_sport,
 		     c->wire == ERNIC_WIRE_FRAME ? "frame" : "udp", c->c_num_qp, c->c_m_axi_addr_width,
 		     c->c_max_wr_retry_data_buf_depth, c->c_en_wr_retry_data_buf,
 		     c->c_en_initiator_lite, c->c_en_debug_ports);
+	if (n >= 0 && (size_t)n < len && c->backend == ERNIC_BACKEND_UIO) {
+		int m = snprintf(buf + n, len - (size_t)n,
+				 "uio=%s\n%s%s%sdma_map=%" PRIu32
+				 "\ncoherent=%" PRIu32 "\n",
+				 c->uio, c->uio_root[0] ? "uio_root=" : "",
+				 c->uio_root, c->uio_root[0] ? "\n" : "",
+				 c->dma_map, c->coherent);
+
+		n = m < 0 ? -1 : n + m;
+	}
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }
 
@@ -459,7 +519,8 @@ int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
 	char buf[1024], tmp[PATH_MAX];
 	int fd, n, rc;
 
-	if (c->backend != ERNIC_BACKEND_SW ||
+	if ((c->backend != ERNIC_BACKEND_SW &&
+	     (c->backend != ERNIC_BACKEND_UIO || !name_ok(c->uio))) ||
 	    (c->family != AF_INET && c->family != AF_INET6) ||
 	    !name_ok(c->name) || !netdev_ok(c->netdev)) {
 		set_err(err, errlen, "%s: incomplete configuration", path);

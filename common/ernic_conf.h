@@ -24,8 +24,11 @@
 #define ERNIC_UDP_SPORT_DEFAULT 49152
 
 enum ernic_backend {
-	ERNIC_BACKEND_SW = 1, /* in-process ERNIC model */
+	ERNIC_BACKEND_SW = 1,	/* in-process ERNIC model */
+	ERNIC_BACKEND_UIO = 2,	/* platform device under UIO (Zynq MPSoC) */
 };
+
+#define ERNIC_UIO_ROOT_MAX 127	/* uio_root= */
 
 /* How the software ERNIC puts RoCEv2 on the host network. */
 enum ernic_wire {
@@ -47,6 +50,14 @@ struct ernic_conf {
 	uint64_t node_guid;	/* host order */
 	uint16_t udp_sport;	/* XRNICCONF[31:16] */
 	enum ernic_wire wire;	/* software backend only */
+	/* UIO backend: the device (its sysfs name, or "uioN"), where sysfs
+	 * and /dev are ("" for the system's; the virtual FPGA's fake tree
+	 * otherwise), the UIO map holding DMA memory, and whether the IP's
+	 * DMA is cache-coherent with the CPU. */
+	char uio[ERNIC_NAME_MAX + 1];
+	char uio_root[ERNIC_UIO_ROOT_MAX + 1];
+	uint32_t dma_map;
+	uint32_t coherent;
 	/* PG332 Table 2-6 parameters */
 	uint32_t c_num_qp;
 	uint32_t c_m_axi_addr_width;

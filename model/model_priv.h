@@ -57,6 +57,11 @@ struct ernic_model {
 	struct eng *eng;		/* queue engine, once started */
 };
 
+/* model_regs.c: a software write; ovr accepts a write to an RO_SWOVR
+ * register as if XRNICADCONF[0] were set (model_window.c). */
+void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
+		     bool ovr);
+
 struct eng;
 /* engine.c: software wrote register `off` (of QP qp, or 0). */
 void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp);

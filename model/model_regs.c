@@ -354,6 +354,12 @@ uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off)
 
 void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val)
 {
+	model_reg_write(m, off, val, false);
+}
+
+void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
+		     bool ovr)
+{
 	uint32_t qp, cur, wm;
 	const struct ernic_reg_desc *d = ernic_reg_lookup(off, m->c_num_qp,
 							  &qp);
@@ -371,7 +377,7 @@ void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val)
 		reg_set(m, off, cur & ~(val & d->mask));
 		break;
 	case ERNIC_REG_RO_SWOVR:
-		if (sw_override(m, qp))	/* all RO_SWOVR are per-QP */
+		if (ovr || sw_override(m, qp))	/* all are per-QP */
 			reg_set(m, off, (cur & ~wm) | (val & wm));
 		break;
 	case ERNIC_REG_RO:

@@ -13,3 +13,8 @@ add_executable(test_access_model ${CMAKE_CURRENT_LIST_DIR}/test_access_model.c)
 target_link_libraries(test_access_model PRIVATE ernic_access
                       PkgConfig::CMOCKA)
 add_test(NAME access_model COMMAND test_access_model)
+
+add_executable(test_window ${CMAKE_CURRENT_LIST_DIR}/test_window.c)
+target_link_libraries(test_window PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME window COMMAND test_window)

@@ -161,6 +161,16 @@ static const struct {
 	{"name=\n", ":1: empty value for 'name'"},
 	{"name=a b\n", ":1: name must be"},
 	{"backend=hw\n", ":1: unknown backend 'hw'"},
+	{"uio=a/b\n", ":1: uio must be a UIO device name"},
+	{"uio_root=run/x\n", ":1: uio_root must be an absolute path"},
+	{"uio_root=/a/../b\n", ":1: uio_root must be an absolute path"},
+	{"dma_map=0\n", ":1: dma_map must be a UIO map index 1..4"},
+	{"dma_map=5\n", ":1: dma_map must be a UIO map index 1..4"},
+	{"coherent=yes\n", ":1: coherent must be 0 or 1"},
+	{"name=e\nbackend=uio\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n",
+	 ": backend=uio needs uio=NAME"},
+	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
+	 "uio=uio0\n", ": uio= needs backend=uio"},
 	{"addr=1.2.3\n", ":1: '1.2.3' is not an IPv4 or IPv6 address"},
 	{"netdev=a/b\n", ":1: 'a/b' is not a valid netdev name"},
 	{"netdev=0123456789abcdef\n", ":1: '0123456789abcdef' is not"},
@@ -300,7 +310,27 @@ static void test_save_roundtrip(void **state)
 	assert_int_equal(back.c_en_initiator_lite, c.c_en_initiator_lite);
 	assert_int_equal(back.c_en_debug_ports, c.c_en_debug_ports);
 
+	assert_int_equal(back.dma_map, 1);
+	assert_int_equal(back.coherent, 1);
+
+	/* A UIO device, with its own keys. */
+	c.backend = ERNIC_BACKEND_UIO;
+	strcpy(c.uio, "ernic-vf0");
+	strcpy(c.uio_root, "/run/ernic/vfpga/e6");
+	c.dma_map = 2;
+	c.coherent = 0;
+	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(ernic_conf_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.backend, ERNIC_BACKEND_UIO);
+	assert_string_equal(back.uio, c.uio);
+	assert_string_equal(back.uio_root, c.uio_root);
+	assert_int_equal(back.dma_map, 2);
+	assert_int_equal(back.coherent, 0);
+
 	/* Nothing incomplete gets written. */
+	c.uio[0] = '\0';
+	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), EINVAL);
+	c.backend = ERNIC_BACKEND_SW;
 	c.family = 0;
 	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), EINVAL);
 	assert_int_equal(count_entries(dir), 1);

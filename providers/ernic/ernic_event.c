@@ -73,19 +73,33 @@ static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 	struct ernic_access *acc = dev->acc;
 	uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
 
-	for (uint32_t w = 1; w <= nwords; w++) {
-		uint32_t v = ernic_rd(acc, reg(w));
+	const uint32_t en = recv ? ERNIC_QPCONF_RQ_INT_EN :
+				   ERNIC_QPCONF_CQ_INT_EN;
 
-		if (!v)
-			continue;
-		ernic_wr(acc, reg(w), v);	/* W1C what we will service */
+	for (uint32_t w = 1; w <= nwords; w++) {
+		uint32_t v = ernic_rd(acc, reg(w)), ack = 0;
+		struct ernic_qp *qps[32];
+
+		/* Only the bits of QPs we enabled that interrupt for: the
+		 * others are not ours to clear (PG332: "cleared upon
+		 * successful handling"). */
 		for (uint32_t b = 0; b < 32; b++) {
 			uint32_t i = (w - 1) * 32 + b + 1;
-			struct ernic_qp *qp;
 
-			if (!(v & 1u << b) || i > dev->conf.c_num_qp)
+			qps[b] = NULL;
+			if (!(v & 1u << b) || i > dev->conf.c_num_qp ||
+			    !dev->ev_qp[i] ||
+			    !(ernic_qp_int_bits(dev->ev_qp[i]) & en))
 				continue;
-			qp = dev->ev_qp[i];
+			qps[b] = dev->ev_qp[i];
+			ack |= 1u << b;
+		}
+		if (!ack)
+			continue;
+		ernic_wr(acc, reg(w), ack);
+		for (uint32_t b = 0; b < 32; b++) {
+			struct ernic_qp *qp = qps[b];
+
 			if (!qp)
 				continue;
 			if (recv)

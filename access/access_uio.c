@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Access backend for an ERNIC platform device under UIO (Zynq MPSoC,
+ * uio_pdrv_genirq or generic-uio): map0 is the 256 KB AXI4-Lite register
+ * window, map dma_map (1 by default) a physically contiguous DDR region
+ * the IP masters for queues, doorbells and registered memory, and the
+ * device file's read()/write() are the interrupt (Documentation/
+ * driver-api/uio-howto: a 4-byte event count; writing 1 unmasks).
+ *
+ * With no IOMMU the IP needs one physical base per MR (PG332 "Memory
+ * Registration"), which an ordinary user buffer does not have: see
+ * uio_dma.c for how registered buffers are moved into the DMA region.
+ *
+ * The same code runs against the virtual FPGA (tools/ernic-vfpga.c),
+ * whose fake sysfs and device file live under uio_root.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "access_uio.h"
+#include "ernic_access.h"
+#include "ernic_conf.h"
+#include "ernic_hw.h"
+#include "uio_dma.h"
+
+struct uio_access {
+	struct ernic_access base;	/* first: ops dispatch casts back */
+	int fd;
+	void *regs_map;			/* mmap of map0 */
+	size_t regs_maplen;
+	volatile uint32_t *regs;	/* the window inside it */
+	struct uio_dma *dma;
+};
+
+static struct uio_access *to_uio(struct ernic_access *acc)
+{
+	return (struct uio_access *)acc;
+}
+
+/* AXI4-Lite accesses: single 32-bit loads and stores, ordered against
+ * the DDR writes before them (WQEs before SQPI) and reads after. */
+static uint32_t ua_reg_read(struct ernic_access *acc, uint32_t off)
+{
+	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+		return 0;
+	return atomic_load_explicit(
+		(_Atomic uint32_t *)(uintptr_t)&to_uio(acc)->regs[off / 4],
+		memory_order_acquire);
+}
+
+static void ua_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
+{
+	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+		return;
+	atomic_store_explicit(
+		(_Atomic uint32_t *)(uintptr_t)&to_uio(acc)->regs[off / 4],
+		val, memory_order_release);
+}
+
+static int ua_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
+			struct ernic_dma *out)
+{
+	return uio_dma_alloc(to_uio(acc)->dma, len, align, out);
+}
+
+static void ua_dma_free(struct ernic_access *acc, struct ernic_dma *dma)
+{
+	uio_dma_free(to_uio(acc)->dma, dma);
+}
+
+static int ua_map_user(struct ernic_access *acc, void *va, size_t len,
+		       uint64_t *bus)
+{
+	return uio_dma_map_user(to_uio(acc)->dma, va, len, bus);
+}
+
+static void ua_unmap_user(struct ernic_access *acc, uint64_t bus, size_t len)
+{
+	uio_dma_unmap_user(to_uio(acc)->dma, bus);
+}
+
+static int ua_irq_fd(struct ernic_access *acc)
+{
+	return to_uio(acc)->fd;
+}
+
+/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol). */
+static int ua_irq_enable(struct ernic_access *acc)
+{
+	const uint32_t one = 1;
+	uint32_t count;
+	int fd = to_uio(acc)->fd;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
+	    read(fd, &count, sizeof(count)) != sizeof(count))
+		return errno ? errno : EIO;
+	if (write(fd, &one, sizeof(one)) != sizeof(one))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+static int ua_wait_irq(struct ernic_access *acc, int timeout_ms)
+{
+	struct pollfd p = { .fd = to_uio(acc)->fd, .events = POLLIN };
+	int r = poll(&p, 1, timeout_ms);
+
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return 0;
+	r = ua_irq_enable(acc);
+	return r ? -r : 1;
+}
+
+static void ua_close(struct ernic_access *acc)
+{
+	struct uio_access *ua = to_uio(acc);
+
+	if (!acc)
+		return;
+	uio_dma_destroy(ua->dma);
+	if (ua->regs_map)
+		munmap(ua->regs_map, ua->regs_maplen);
+	if (ua->fd >= 0)
+		close(ua->fd);
+	free(ua);
+}
+
+static const struct ernic_access_ops uio_ops = {
+	.name = "uio",
+	.reg_read = ua_reg_read,
+	.reg_write = ua_reg_write,
+	.dma_alloc = ua_dma_alloc,
+	.dma_free = ua_dma_free,
+	.map_user = ua_map_user,
+	.unmap_user = ua_unmap_user,
+	.wait_irq = ua_wait_irq,
+	.irq_fd = ua_irq_fd,
+	.irq_enable = ua_irq_enable,
+	.close = ua_close,
+};
+
+/* One line of a sysfs attribute, newline dropped. */
+static int read_attr(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return errno;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return EIO;
+	}
+	fclose(f);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+static int read_hex(const char *path, uint64_t *v)
+{
+	char buf[64], *end;
+	int rc = read_attr(path, buf, sizeof(buf));
+
+	if (rc)
+		return rc;
+	errno = 0;
+	*v = strtoull(buf, &end, 16);
+	return errno || end == buf || *end ? EINVAL : 0;
+}
+
+int uio_map_info(const char *sysdir, unsigned int idx, struct uio_map *m)
+{
+	char p[PATH_MAX];
+	int rc = 0;
+
+	snprintf(p, sizeof(p), "%s/maps/map%u/addr", sysdir, idx);
+	rc = rc ? rc : read_hex(p, &m->addr);
+	snprintf(p, sizeof(p), "%s/maps/map%u/size", sysdir, idx);
+	rc = rc ? rc : read_hex(p, &m->size);
+	snprintf(p, sizeof(p), "%s/maps/map%u/offset", sysdir, idx);
+	/* "offset" appeared in Linux 3.x; older kernels: page aligned. */
+	if (!rc && read_hex(p, &m->offset))
+		m->offset = 0;
+	return rc;
+}
+
+int uio_find(const char *root, const char *want, char *sysdir, size_t sdlen,
+	     unsigned int *num)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 300], name[128];
+	struct dirent *de;
+	DIR *d;
+	int rc = ENODEV;
+
+	snprintf(dir, sizeof(dir), "%s/sys/class/uio", root);
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? ENODEV : errno;
+	while ((de = readdir(d))) {
+		unsigned int n;
+		char tail;
+
+		if (sscanf(de->d_name, "uio%u%c", &n, &tail) != 1)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s/name", dir, de->d_name);
+		if (strcmp(de->d_name, want) &&
+		    (read_attr(p, name, sizeof(name)) || strcmp(name, want)))
+			continue;
+		snprintf(sysdir, sdlen, "%s/%s", dir, de->d_name);
+		*num = n;
+		rc = 0;
+		break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int ernic_access_uio_open(const struct ernic_conf *conf,
+			  struct ernic_access **out, char *err, size_t errlen)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct uio_access *ua;
+	struct uio_map m0, md;
+	char sysdir[PATH_MAX], dev[PATH_MAX];
+	unsigned int num;
+	int rc;
+
+	rc = uio_find(conf->uio_root, conf->uio, sysdir, sizeof(sysdir), &num);
+	if (rc) {
+		snprintf(err, errlen, "uio: no UIO device '%s' under %s/sys/class/uio",
+			 conf->uio, conf->uio_root);
+		return rc;
+	}
+	if (uio_map_info(sysdir, 0, &m0) ||
+	    uio_map_info(sysdir, conf->dma_map, &md)) {
+		snprintf(err, errlen, "uio: %s: needs map0 (registers) and "
+			 "map%u (DMA memory)", sysdir, conf->dma_map);
+		return ENODEV;
+	}
+	if (m0.size < m0.offset + ERNIC_REG_SPACE_SIZE) {
+		snprintf(err, errlen, "uio: %s map0 is %#" PRIx64 " bytes, the "
+			 "ERNIC window needs %#x", sysdir, m0.size,
+			 ERNIC_REG_SPACE_SIZE);
+		return ENODEV;
+	}
+	ua = calloc(1, sizeof(*ua));
+	if (!ua) {
+		snprintf(err, errlen, "uio: out of memory");
+		return ENOMEM;
+	}
+	ua->base.ops = &uio_ops;
+	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
+	ua->fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (ua->fd < 0) {
+		rc = errno;
+		snprintf(err, errlen, "uio: %s: %s", dev, strerror(rc));
+		goto err;
+	}
+	/* UIO selects map N with offset N pages; a map starts mid-page by
+	 * its "offset". */
+	ua->regs_maplen = (size_t)(m0.offset + m0.size + page - 1) & ~(page - 1);
+	ua->regs_map = mmap(NULL, ua->regs_maplen, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, ua->fd, 0);
+	if (ua->regs_map == MAP_FAILED) {
+		rc = errno;
+		ua->regs_map = NULL;
+		snprintf(err, errlen, "uio: mmap map0 of %s: %s", dev,
+			 strerror(rc));
+		goto err;
+	}
+	ua->regs = (volatile uint32_t *)((char *)ua->regs_map + m0.offset);
+	rc = uio_dma_create(ua->fd, conf->dma_map, &md, &ua->dma, err, errlen);
+	if (rc)
+		goto err;
+	/* Interrupts start masked until the first unmask (UIO semantics
+	 * for a fresh open): unmask now, the provider handles them. */
+	rc = ua_irq_enable(&ua->base);
+	if (rc) {
+		snprintf(err, errlen, "uio: %s: cannot unmask the interrupt: %s",
+			 dev, strerror(rc));
+		goto err;
+	}
+	*out = &ua->base;
+	return 0;
+err:
+	ua_close(&ua->base);
+	return rc;
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DMA region of the UIO backend (uio_dma.h): a page allocator over one
+ * physically contiguous UIO map, and "moves" that give registered user
+ * buffers a contiguous bus range without an IOMMU.
+ *
+ * A move copies the buffer's pages into region pages, then mremap()s a
+ * second mapping of those region pages over the buffer's own virtual
+ * range: mremap with MREMAP_FIXED replaces the old pages in one step, so
+ * the buffer is never unmapped. UIO can map a region only from its start
+ * (the mmap offset selects the map), hence the second mapping covers
+ * [0, off + len) and keeps only the tail it needs. Undoing a move swaps
+ * ordinary anonymous pages back in the same way.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "access_uio.h"
+#include "ernic_access.h"
+#include "uio_dma.h"
+
+struct move {
+	uintptr_t start;	/* page-aligned user range */
+	size_t len;
+	size_t off;		/* its pages in the region */
+	unsigned int refs;	/* registrations inside it */
+};
+
+struct uio_dma {
+	pthread_mutex_t lock;	/* everything below */
+	int fd;
+	unsigned int idx;
+	size_t page;
+	uint8_t *va;		/* the whole region */
+	uint64_t bus;
+	size_t size;
+	size_t npages;
+	uint8_t *used;		/* one byte per page: cheap and simple */
+	struct move *moves;
+	size_t nmoves, cap;
+};
+
+static void uio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void uio_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("libernic: uio: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int uio_dma_create(int fd, unsigned int idx, const struct uio_map *map,
+		   struct uio_dma **out, char *err, size_t errlen)
+{
+	struct uio_dma *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		snprintf(err, errlen, "uio: out of memory");
+		return ENOMEM;
+	}
+	d->page = (size_t)sysconf(_SC_PAGESIZE);
+	if (map->offset || (map->addr & (d->page - 1)) ||
+	    map->size < d->page || map->size > SIZE_MAX) {
+		snprintf(err, errlen, "uio: DMA map%u at %#" PRIx64 " (%#" PRIx64
+			 " bytes) is not whole pages", idx, map->addr,
+			 map->size);
+		free(d);
+		return EINVAL;
+	}
+	d->fd = fd;
+	d->idx = idx;
+	d->bus = map->addr;
+	d->size = (size_t)map->size & ~(d->page - 1);
+	d->npages = d->size / d->page;
+	d->used = calloc(d->npages, 1);
+	d->va = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		     (off_t)(idx * d->page));
+	if (!d->used || d->va == MAP_FAILED) {
+		int rc = d->used ? errno : ENOMEM;
+
+		snprintf(err, errlen, "uio: mmap DMA map%u (%zu bytes): %s",
+			 idx, d->size, strerror(rc));
+		free(d->used);
+		free(d);
+		return rc;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	*out = d;
+	return 0;
+}
+
+void uio_dma_destroy(struct uio_dma *d)
+{
+	if (!d)
+		return;
+	/* Buffers still moved stay usable: their mappings are their own. */
+	munmap(d->va, d->size);
+	pthread_mutex_destroy(&d->lock);
+	free(d->moves);
+	free(d->used);
+	free(d);
+}
+
+/* First fit of n pages aligned to a pages. Caller locks. */
+static int pages_get(struct uio_dma *d, size_t n, size_t a, size_t *first)
+{
+	for (size_t p = 0; p + n <= d->npages; p += a) {
+		size_t k = 0;
+
+		while (k < n && !d->used[p + k])
+			k++;
+		if (k == n) {
+			memset(d->used + p, 1, n);
+			*first = p;
+			return 0;
+		}
+	}
+	return ENOMEM;
+}
+
+int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
+		  struct ernic_dma *out)
+{
+	size_t n, a, p;
+	int rc;
+
+	if (!len || (align & (align - 1)) || len > d->size)
+		return len > d->size ? ENOMEM : EINVAL;
+	n = (len + d->page - 1) / d->page;
+	a = align > d->page ? align / d->page : 1;
+	pthread_mutex_lock(&d->lock);
+	rc = pages_get(d, n, a, &p);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	out->va = d->va + p * d->page;
+	out->bus = d->bus + p * d->page;
+	out->len = len;
+	memset(out->va, 0, n * d->page);
+	return 0;
+}
+
+static void pages_put(struct uio_dma *d, size_t off, size_t len)
+{
+	memset(d->used + off / d->page, 0, (len + d->page - 1) / d->page);
+}
+
+void uio_dma_free(struct uio_dma *d, struct ernic_dma *dma)
+{
+	if (!dma || !dma->va)
+		return;
+	pthread_mutex_lock(&d->lock);
+	pages_put(d, (size_t)((uint8_t *)dma->va - d->va), dma->len);
+	pthread_mutex_unlock(&d->lock);
+	memset(dma, 0, sizeof(*dma));
+}
+
+/*
+ * Is [start, end) private, writable, anonymous memory (heap, malloc
+ * arenas, mmap(MAP_ANONYMOUS))? Moving file-backed or shared pages
+ * would change what they are. On refusal, why names the culprit.
+ */
+static bool private_anon(uintptr_t start, uintptr_t end, char *why,
+			 size_t wlen)
+{
+	char line[512];
+	uintptr_t covered = start;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f) {
+		snprintf(why, wlen, "/proc/self/maps: %s", strerror(errno));
+		return false;
+	}
+	while (covered < end && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, inode;
+		char perms[8], path[256] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %*x %*x:%*x %lu %255s", &lo, &hi,
+			   perms, &inode, path) < 4)
+			continue;
+		if (hi <= covered || lo >= end)
+			continue;
+		if (lo > covered)
+			break;		/* a hole */
+		if (strncmp(perms, "rw-p", 4) || inode ||
+		    (path[0] && strcmp(path, "[heap]"))) {
+			snprintf(why, wlen, "%lx-%lx %s %s is not private "
+				 "anonymous memory", lo, hi, perms,
+				 path[0] ? path : "(shared)");
+			fclose(f);
+			return false;
+		}
+		covered = hi;
+	}
+	fclose(f);
+	if (covered < end) {
+		snprintf(why, wlen, "%#lx is not mapped",
+			 (unsigned long)covered);
+		return false;
+	}
+	return true;
+}
+
+/* Put region pages [off, off + len) at start, replacing what is there. */
+static int place(struct uio_dma *d, size_t off, size_t len, uintptr_t start)
+{
+	uint8_t *tmp = mmap(NULL, off + len, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, d->fd, (off_t)(d->idx * d->page));
+	void *r;
+
+	if (tmp == MAP_FAILED)
+		return errno;
+	r = mremap(tmp + off, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   (void *)start);
+	if (r == MAP_FAILED) {
+		int rc = errno;
+
+		munmap(tmp, off + len);
+		return rc;
+	}
+	if (off)
+		munmap(tmp, off);
+	return 0;
+}
+
+int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
+{
+	const uintptr_t a = (uintptr_t)va;
+	uintptr_t start, end;
+	struct move *m;
+	size_t p;
+	char why[160];
+	int rc;
+
+	if (!va || !len || a > UINTPTR_MAX - len - d->page)
+		return EINVAL;
+	start = a & ~(uintptr_t)(d->page - 1);
+	end = (a + len + d->page - 1) & ~(uintptr_t)(d->page - 1);
+	pthread_mutex_lock(&d->lock);
+	for (size_t k = 0; k < d->nmoves; k++) {
+		m = &d->moves[k];
+		if (end <= m->start || start >= m->start + m->len)
+			continue;
+		if (start < m->start || end > m->start + m->len) {
+			uio_log("cannot register %p (%zu bytes): it overlaps "
+				"a registered buffer only in part", va, len);
+			rc = EINVAL;
+			goto out;
+		}
+		m->refs++;
+		*bus = d->bus + m->off + (a - m->start);
+		rc = 0;
+		goto out;
+	}
+	if (!private_anon(start, end, why, sizeof(why))) {
+		uio_log("cannot register %p (%zu bytes): without an IOMMU its "
+			"pages move into the DMA region, and %s", va, len, why);
+		rc = EFAULT;
+		goto out;
+	}
+	if (d->nmoves == d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 16;
+		struct move *n = realloc(d->moves, cap * sizeof(*n));
+
+		if (!n) {
+			rc = ENOMEM;
+			goto out;
+		}
+		d->moves = n;
+		d->cap = cap;
+	}
+	rc = pages_get(d, (end - start) / d->page, 1, &p);
+	if (rc) {
+		uio_log("cannot register %p (%zu bytes): the DMA region "
+			"(%zu MiB) is full", va, len, d->size >> 20);
+		goto out;
+	}
+	memcpy(d->va + p * d->page, (void *)start, end - start);
+	rc = place(d, p * d->page, end - start, start);
+	if (rc) {
+		uio_log("cannot move %p (%zu bytes) into the DMA region: %s",
+			va, len, strerror(rc));
+		pages_put(d, p * d->page, end - start);
+		goto out;
+	}
+	d->moves[d->nmoves++] = (struct move){
+		.start = start, .len = end - start, .off = p * d->page,
+		.refs = 1,
+	};
+	*bus = d->bus + p * d->page + (a - start);
+out:
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void uio_dma_unmap_user(struct uio_dma *d, uint64_t bus)
+{
+	pthread_mutex_lock(&d->lock);
+	for (size_t k = 0; k < d->nmoves; k++) {
+		struct move *m = &d->moves[k];
+		uint8_t *anon;
+
+		if (bus < d->bus + m->off || bus >= d->bus + m->off + m->len)
+			continue;
+		if (--m->refs)
+			break;
+		/* Fresh private pages with the bytes, swapped in whole. */
+		anon = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (anon == MAP_FAILED) {
+			uio_log("cannot move %#lx back out of the DMA region: "
+				"%s; it stays there", (unsigned long)m->start,
+				strerror(errno));
+			break;
+		}
+		memcpy(anon, (void *)m->start, m->len);
+		if (mremap(anon, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   (void *)m->start) == MAP_FAILED) {
+			uio_log("cannot move %#lx back out of the DMA region: "
+				"%s; it stays there", (unsigned long)m->start,
+				strerror(errno));
+			munmap(anon, m->len);
+			break;
+		}
+		pages_put(d, m->off, m->len);
+		*m = d->moves[--d->nmoves];
+		break;
+	}
+	pthread_mutex_unlock(&d->lock);
+}

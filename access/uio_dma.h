@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DMA memory of the UIO backend: one physically contiguous region (a UIO
+ * map) that the IP masters, carved into queues and doorbells, and into
+ * which registered user buffers are moved (no IOMMU).
+ */
+#ifndef ERNIC_UIO_DMA_H
+#define ERNIC_UIO_DMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ernic_dma;
+struct uio_dma;
+struct uio_map;
+
+/* Map UIO map `idx` of the device open on fd. 0 or errno + reason. */
+int uio_dma_create(int fd, unsigned int idx, const struct uio_map *map,
+		   struct uio_dma **out, char *err, size_t errlen);
+void uio_dma_destroy(struct uio_dma *d);
+
+int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
+		  struct ernic_dma *out);
+void uio_dma_free(struct uio_dma *d, struct ernic_dma *dma);
+
+/*
+ * Give [va, va + len) one contiguous bus range: its pages are copied into
+ * the region, and the region's pages are moved (mremap) to the same
+ * virtual addresses, so the application keeps using its pointer while
+ * the IP reaches the same bytes. Only private anonymous memory can move
+ * (EFAULT with a log line otherwise). Ranges sharing pages share one
+ * move. unmap_user moves the bytes back into ordinary memory.
+ */
+int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus);
+void uio_dma_unmap_user(struct uio_dma *d, uint64_t bus);
+
+#endif

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The virtual FPGA's shared-memory register window (ernic_window.h):
+ * plain stores by "software" reach the model with the Table 2-7 rules,
+ * hardware state is published back, W1C works when software writes back
+ * what it read, and a batch of writes is applied in PG332 order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ernic_conf.h"
+#include "ernic_hw.h"
+#include "ernic_model.h"
+#include "ernic_window.h"
+
+struct fix {
+	struct ernic_model *m;
+	struct ernic_window *w;
+	uint32_t *win;
+};
+
+static int setup(void **state)
+{
+	struct fix *f = calloc(1, sizeof(*f));
+	struct ernic_conf c;
+
+	ernic_conf_defaults(&c);
+	c.c_num_qp = 40;	/* CQINTSTS2 has QPs 33..40 and spare bits */
+	f->m = ernic_model_create(&c);
+	f->win = aligned_alloc(4096, ERNIC_REG_SPACE_SIZE);
+	memset(f->win, 0xA5, ERNIC_REG_SPACE_SIZE);
+	f->w = ernic_window_create(f->m, f->win);
+	assert_non_null(f->w);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *f = *state;
+
+	ernic_window_destroy(f->w);
+	ernic_model_destroy(f->m);
+	free(f->win);
+	free(f);
+	return 0;
+}
+
+/* What software sees and does: volatile word access. */
+static uint32_t sw_rd(struct fix *f, uint32_t off)
+{
+	return ((volatile uint32_t *)f->win)[off / 4];
+}
+
+static void sw_wr(struct fix *f, uint32_t off, uint32_t v)
+{
+	((volatile uint32_t *)f->win)[off / 4] = v;
+}
+
+static void test_rw_ro(void **state)
+{
+	struct fix *f = *state;
+	const uint32_t qpconf2 = ERNIC_QP(2, ERNIC_QPCONF);
+
+	/* Reset values, and reserved words read 0. */
+	assert_int_equal(sw_rd(f, ERNIC_XRNIC_BUF_THRESHOLD_ROCE), 0x965A);
+	assert_int_equal(sw_rd(f, 0x20004 + 0x1F0), 0);
+	assert_int_equal(sw_rd(f, ERNIC_QP(41, ERNIC_QPCONF)), 0);
+	assert_int_equal(ernic_window_sync(f->w), 0);
+
+	/* RW: reaches the model; reserved bits drop on the way back. */
+	sw_wr(f, qpconf2, 0xFFFFFFFE);
+	assert_int_equal(ernic_window_sync(f->w), 1);
+	assert_int_equal(ernic_model_reg_read(f->m, qpconf2),
+			 0xFFFFFFFE & ernic_reg_lookup(qpconf2, 40, NULL)->mask);
+	assert_int_equal(sw_rd(f, qpconf2), ernic_model_reg_read(f->m, qpconf2));
+	assert_int_not_equal(sw_rd(f, qpconf2), 0xFFFFFFFE);
+
+	/* RO: a software store has no effect and is undone. */
+	ernic_model_hw_write(f->m, ERNIC_INSRRPKTCNT, 7);
+	ernic_window_sync(f->w);
+	assert_int_equal(sw_rd(f, ERNIC_INSRRPKTCNT), 7);
+	sw_wr(f, ERNIC_INSRRPKTCNT, 3);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_INSRRPKTCNT), 7);
+	assert_int_equal(sw_rd(f, ERNIC_INSRRPKTCNT), 7);
+
+	/* Overridable pointers of a disabled QP: the pass cannot know
+	 * whether XRNICADCONF[0] was set meanwhile, so they are taken. */
+	ernic_model_hw_write(f->m, ERNIC_QP(2, ERNIC_CQHEAD), 7);
+	ernic_window_sync(f->w);
+	sw_wr(f, ERNIC_QP(2, ERNIC_CQHEAD), 3);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_QP(2, ERNIC_CQHEAD)), 3);
+}
+
+static void test_w1c(void **state)
+{
+	struct fix *f = *state;
+	uint32_t v;
+
+	ernic_model_hw_write(f->m, ERNIC_INTSTS,
+			     ERNIC_INT_WQE_COMPLETION | ERNIC_INT_FATAL);
+	ernic_window_sync(f->w);
+	v = sw_rd(f, ERNIC_INTSTS);
+	assert_int_equal(v & ERNIC_INT_ALL,
+			 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_FATAL);
+	/* Software writes back exactly the causes it read. */
+	sw_wr(f, ERNIC_INTSTS, v & ERNIC_INT_ALL);
+	assert_int_equal(ernic_window_sync(f->w), 1);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_INTSTS), 0);
+	assert_int_equal(sw_rd(f, ERNIC_INTSTS) & ERNIC_INT_ALL, 0);
+	/* Clearing one cause keeps the other. */
+	ernic_model_hw_write(f->m, ERNIC_INTSTS,
+			     ERNIC_INT_WQE_COMPLETION | ERNIC_INT_FATAL);
+	ernic_window_sync(f->w);
+	sw_wr(f, ERNIC_INTSTS, ERNIC_INT_FATAL);
+	ernic_window_sync(f->w);
+	assert_int_equal(sw_rd(f, ERNIC_INTSTS) & ERNIC_INT_ALL,
+			 ERNIC_INT_WQE_COMPLETION);
+
+	/* Per-QP word: QP 34 with its CQ interrupt on; software clears the
+	 * bits of the QPs it services, which is all that is set. */
+	sw_wr(f, ERNIC_QP(34, ERNIC_QPCONF), ERNIC_QPCONF_CQ_INT_EN);
+	ernic_window_sync(f->w);
+	ernic_model_hw_write(f->m, ERNIC_CQINTSTS(2), ERNIC_QPINT_BIT(34));
+	ernic_window_sync(f->w);
+	v = sw_rd(f, ERNIC_CQINTSTS(2));
+	assert_true(v & ERNIC_QPINT_BIT(34));
+	sw_wr(f, ERNIC_CQINTSTS(2), ERNIC_QPINT_BIT(34));
+	assert_int_equal(ernic_window_sync(f->w), 1);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)), 0);
+	assert_false(sw_rd(f, ERNIC_CQINTSTS(2)) & ERNIC_QPINT_BIT(34));
+}
+
+/* PG332 "QP Deletion" written in one go between two passes: override
+ * on, QP disabled, pointers zeroed, override off. */
+static void test_override_batch(void **state)
+{
+	struct fix *f = *state;
+	const uint32_t qpconf = ERNIC_QP(3, ERNIC_QPCONF);
+	const uint32_t ovr = ERNIC_XRNICADCONF_SW_OVERRIDE |
+			     ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, 3);
+
+	sw_wr(f, qpconf, ERNIC_QPCONF_QP_EN);
+	ernic_window_sync(f->w);
+	ernic_model_hw_write(f->m, ERNIC_QP(3, ERNIC_CQHEAD), 9);
+	ernic_window_sync(f->w);
+
+	/* Pointers of an enabled QP, no override: refused. */
+	sw_wr(f, ERNIC_QP(3, ERNIC_CQHEAD), 0);
+	ernic_window_sync(f->w);
+	assert_int_equal(sw_rd(f, ERNIC_QP(3, ERNIC_CQHEAD)), 9);
+
+	sw_wr(f, ERNIC_XRNICADCONF, ovr);
+	sw_wr(f, qpconf, 0);
+	sw_wr(f, ERNIC_QP(3, ERNIC_CQHEAD), 0);
+	sw_wr(f, qpconf, ERNIC_QPCONF_QP_UNDER_RECOVERY);
+	sw_wr(f, ERNIC_XRNICADCONF, 0);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_QP(3, ERNIC_CQHEAD)), 0);
+	assert_int_equal(ernic_model_reg_read(f->m, qpconf),
+			 ERNIC_QPCONF_QP_UNDER_RECOVERY);
+
+	/* Reset and re-enabled within one pass: still applied. */
+	ernic_model_hw_write(f->m, ERNIC_QP(3, ERNIC_CQHEAD), 4);
+	sw_wr(f, qpconf, ERNIC_QPCONF_QP_EN);
+	ernic_window_sync(f->w);
+	sw_wr(f, qpconf, 0);
+	sw_wr(f, ERNIC_QP(3, ERNIC_CQHEAD), 0);
+	sw_wr(f, qpconf, ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_CQE_WRITE_EN);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_QP(3, ERNIC_CQHEAD)), 0);
+	assert_int_equal(ernic_model_reg_read(f->m, qpconf),
+			 ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_CQE_WRITE_EN);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_rw_ro, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_w1c, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_override_batch, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
+}
