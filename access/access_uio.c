@@ -24,7 +24,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "access_uio.h"
@@ -36,6 +40,7 @@
 struct uio_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
 	int fd;
+	int irq;			/* fd, or the virtual FPGA's socket */
 	void *regs_map;			/* mmap of map0 */
 	size_t regs_maplen;
 	volatile uint32_t *regs;	/* the window inside it */
@@ -91,7 +96,7 @@ static void ua_unmap_user(struct ernic_access *acc, uint64_t bus, size_t len)
 
 static int ua_irq_fd(struct ernic_access *acc)
 {
-	return to_uio(acc)->fd;
+	return to_uio(acc)->irq;
 }
 
 /* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol). */
@@ -99,7 +104,7 @@ static int ua_irq_enable(struct ernic_access *acc)
 {
 	const uint32_t one = 1;
 	uint32_t count;
-	int fd = to_uio(acc)->fd;
+	int fd = to_uio(acc)->irq;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
@@ -112,7 +117,7 @@ static int ua_irq_enable(struct ernic_access *acc)
 
 static int ua_wait_irq(struct ernic_access *acc, int timeout_ms)
 {
-	struct pollfd p = { .fd = to_uio(acc)->fd, .events = POLLIN };
+	struct pollfd p = { .fd = to_uio(acc)->irq, .events = POLLIN };
 	int r = poll(&p, 1, timeout_ms);
 
 	if (r < 0)
@@ -132,6 +137,8 @@ static void ua_close(struct ernic_access *acc)
 	uio_dma_destroy(ua->dma);
 	if (ua->regs_map)
 		munmap(ua->regs_map, ua->regs_maplen);
+	if (ua->irq >= 0 && ua->irq != ua->fd)
+		close(ua->irq);
 	if (ua->fd >= 0)
 		close(ua->fd);
 	free(ua);
@@ -229,6 +236,85 @@ int uio_find(const char *root, const char *want, char *sysdir, size_t sdlen,
 	return rc;
 }
 
+/*
+ * A u-dma-buf device (github.com/ikwzm/udmabuf, the usual way to give
+ * user space reserved, physically contiguous memory on Zynq): /dev/NAME
+ * maps at any page offset; sysfs gives phys_addr and size.
+ */
+static int udmabuf_open(const struct ernic_conf *conf, struct uio_dma **out,
+			char *err, size_t errlen)
+{
+	char dev[PATH_MAX], p[PATH_MAX];
+	struct uio_map m = { 0 };
+	char buf[64], *end;
+	int fd, rc;
+
+	snprintf(p, sizeof(p), "%s/sys/class/u-dma-buf/%s/phys_addr",
+		 conf->uio_root, conf->udmabuf);
+	rc = read_hex(p, &m.addr);
+	snprintf(p, sizeof(p), "%s/sys/class/u-dma-buf/%s/size",
+		 conf->uio_root, conf->udmabuf);
+	if (!rc)
+		rc = read_attr(p, buf, sizeof(buf));
+	if (!rc) {
+		errno = 0;
+		m.size = strtoull(buf, &end, 10);
+		rc = errno || end == buf || *end ? EINVAL : 0;
+	}
+	if (rc) {
+		snprintf(err, errlen, "uio: u-dma-buf %s: cannot read its "
+			 "phys_addr and size under %s/sys/class/u-dma-buf",
+			 conf->udmabuf, conf->uio_root);
+		return rc;
+	}
+	snprintf(dev, sizeof(dev), "%s/dev/%s", conf->uio_root, conf->udmabuf);
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		rc = errno;
+		snprintf(err, errlen, "uio: %s: %s", dev, strerror(rc));
+		return rc;
+	}
+	rc = uio_dma_create(fd, 0, true, dev, &m, out, err, errlen);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+/*
+ * UIO's interrupt is the device file itself. The virtual FPGA's device
+ * file is a plain file (it cannot block a read): it serves the same
+ * 4-byte protocol on the socket DEV.irq instead.
+ */
+static int irq_open(struct uio_access *ua, const char *dev, char *err,
+		    size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int rc;
+
+	if (fstat(ua->fd, &st))
+		return errno;
+	if (S_ISCHR(st.st_mode)) {
+		ua->irq = ua->fd;
+		return 0;
+	}
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.irq", dev) >=
+	    (int)sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "uio: %s.irq: path too long", dev);
+		return ENAMETOOLONG;
+	}
+	ua->irq = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ua->irq < 0 ||
+	    connect(ua->irq, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = errno;
+		snprintf(err, errlen, "uio: %s is not a character device and "
+			 "%s does not answer: %s", dev, sa.sun_path,
+			 strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
 int ernic_access_uio_open(const struct ernic_conf *conf,
 			  struct ernic_access **out, char *err, size_t errlen)
 {
@@ -246,7 +332,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		return rc;
 	}
 	if (uio_map_info(sysdir, 0, &m0) ||
-	    uio_map_info(sysdir, conf->dma_map, &md)) {
+	    (!conf->udmabuf[0] && uio_map_info(sysdir, conf->dma_map, &md))) {
 		snprintf(err, errlen, "uio: %s: needs map0 (registers) and "
 			 "map%u (DMA memory)", sysdir, conf->dma_map);
 		return ENODEV;
@@ -263,6 +349,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		return ENOMEM;
 	}
 	ua->base.ops = &uio_ops;
+	ua->irq = -1;
 	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
 	ua->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (ua->fd < 0) {
@@ -270,6 +357,17 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		snprintf(err, errlen, "uio: %s: %s", dev, strerror(rc));
 		goto err;
 	}
+	/* One process drives the IP: the provider keeps its queues, QP
+	 * numbers and DMA allocations in its own memory. */
+	if (flock(ua->fd, LOCK_EX | LOCK_NB)) {
+		rc = errno == EWOULDBLOCK ? EBUSY : errno;
+		snprintf(err, errlen, "uio: %s is in use by another process",
+			 dev);
+		goto err;
+	}
+	rc = irq_open(ua, dev, err, errlen);
+	if (rc)
+		goto err;
 	/* UIO selects map N with offset N pages; a map starts mid-page by
 	 * its "offset". */
 	ua->regs_maplen = (size_t)(m0.offset + m0.size + page - 1) & ~(page - 1);
@@ -283,7 +381,10 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		goto err;
 	}
 	ua->regs = (volatile uint32_t *)((char *)ua->regs_map + m0.offset);
-	rc = uio_dma_create(ua->fd, conf->dma_map, &md, &ua->dma, err, errlen);
+	rc = conf->udmabuf[0] ?
+		     udmabuf_open(conf, &ua->dma, err, errlen) :
+		     uio_dma_create(ua->fd, (off_t)(conf->dma_map * page), false,
+				    dev, &md, &ua->dma, err, errlen);
 	if (rc)
 		goto err;
 	/* Interrupts start masked until the first unmask (UIO semantics

@@ -37,7 +37,8 @@ struct move {
 struct uio_dma {
 	pthread_mutex_t lock;	/* everything below */
 	int fd;
-	unsigned int idx;
+	off_t foff;		/* of the region in fd */
+	bool own_fd;
 	size_t page;
 	uint8_t *va;		/* the whole region */
 	uint64_t bus;
@@ -61,8 +62,9 @@ static void uio_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-int uio_dma_create(int fd, unsigned int idx, const struct uio_map *map,
-		   struct uio_dma **out, char *err, size_t errlen)
+int uio_dma_create(int fd, off_t foff, bool own_fd, const char *what,
+		   const struct uio_map *map, struct uio_dma **out, char *err,
+		   size_t errlen)
 {
 	struct uio_dma *d = calloc(1, sizeof(*d));
 
@@ -73,30 +75,31 @@ int uio_dma_create(int fd, unsigned int idx, const struct uio_map *map,
 	d->page = (size_t)sysconf(_SC_PAGESIZE);
 	if (map->offset || (map->addr & (d->page - 1)) ||
 	    map->size < d->page || map->size > SIZE_MAX) {
-		snprintf(err, errlen, "uio: DMA map%u at %#" PRIx64 " (%#" PRIx64
-			 " bytes) is not whole pages", idx, map->addr,
+		snprintf(err, errlen, "uio: DMA region %s at %#" PRIx64 " (%#"
+			 PRIx64 " bytes) is not whole pages", what, map->addr,
 			 map->size);
 		free(d);
 		return EINVAL;
 	}
 	d->fd = fd;
-	d->idx = idx;
+	d->foff = foff;
 	d->bus = map->addr;
 	d->size = (size_t)map->size & ~(d->page - 1);
 	d->npages = d->size / d->page;
 	d->used = calloc(d->npages, 1);
 	d->va = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		     (off_t)(idx * d->page));
+		     foff);
 	if (!d->used || d->va == MAP_FAILED) {
 		int rc = d->used ? errno : ENOMEM;
 
-		snprintf(err, errlen, "uio: mmap DMA map%u (%zu bytes): %s",
-			 idx, d->size, strerror(rc));
+		snprintf(err, errlen, "uio: mmap DMA region %s (%zu bytes): %s",
+			 what, d->size, strerror(rc));
 		free(d->used);
 		free(d);
 		return rc;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	d->own_fd = own_fd;
 	*out = d;
 	return 0;
 }
@@ -107,6 +110,8 @@ void uio_dma_destroy(struct uio_dma *d)
 		return;
 	/* Buffers still moved stay usable: their mappings are their own. */
 	munmap(d->va, d->size);
+	if (d->own_fd)
+		close(d->fd);
 	pthread_mutex_destroy(&d->lock);
 	free(d->moves);
 	free(d->used);
@@ -217,7 +222,7 @@ static bool private_anon(uintptr_t start, uintptr_t end, char *why,
 static int place(struct uio_dma *d, size_t off, size_t len, uintptr_t start)
 {
 	uint8_t *tmp = mmap(NULL, off + len, PROT_READ | PROT_WRITE,
-			    MAP_SHARED, d->fd, (off_t)(d->idx * d->page));
+			    MAP_SHARED, d->fd, d->foff);
 	void *r;
 
 	if (tmp == MAP_FAILED)

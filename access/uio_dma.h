@@ -7,16 +7,21 @@
 #ifndef ERNIC_UIO_DMA_H
 #define ERNIC_UIO_DMA_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 struct ernic_dma;
 struct uio_dma;
 struct uio_map;
 
-/* Map UIO map `idx` of the device open on fd. 0 or errno + reason. */
-int uio_dma_create(int fd, unsigned int idx, const struct uio_map *map,
-		   struct uio_dma **out, char *err, size_t errlen);
+/* The region `map` describes, mapped from fd at file offset foff (UIO:
+ * the map index in pages; u-dma-buf: 0). what names it in messages.
+ * With own_fd the region closes fd when destroyed. 0 or errno + reason. */
+int uio_dma_create(int fd, off_t foff, bool own_fd, const char *what,
+		   const struct uio_map *map, struct uio_dma **out, char *err,
+		   size_t errlen);
 void uio_dma_destroy(struct uio_dma *d);
 
 int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,

@@ -207,6 +207,7 @@ enum conf_key {
 	K_UIO,
 	K_UIO_ROOT,
 	K_DMA_MAP,
+	K_UDMABUF,
 	K_COHERENT,
 	K_PARAM0,	/* params[] follow in order */
 	K_COUNT = K_PARAM0 + NPARAMS,
@@ -214,7 +215,7 @@ enum conf_key {
 
 static const char *const key_names[K_PARAM0] = {
 	"name", "backend", "addr", "netdev", "mac", "node_guid", "udp_sport",
-	"wire", "uio", "uio_root", "dma_map", "coherent",
+	"wire", "uio", "uio_root", "dma_map", "udmabuf", "coherent",
 };
 static const enum conf_key required[] = {K_NAME, K_BACKEND, K_ADDR,
 					 K_NETDEV, K_MAC};
@@ -281,6 +282,14 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 			return false;
 		}
 		c->dma_map = (uint32_t)v;
+		return true;
+	case K_UDMABUF:
+		if (!name_ok(val)) {
+			set_err(reason, rlen, "udmabuf must be a u-dma-buf "
+				"device name, not '%s'", val);
+			return false;
+		}
+		strcpy(c->udmabuf, val);
 		return true;
 	case K_COHERENT:
 		if (strcmp(val, "0") && strcmp(val, "1")) {
@@ -446,6 +455,12 @@ int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
 			goto out;
 		}
 	}
+	if (seen[K_UDMABUF] && seen[K_DMA_MAP]) {
+		set_err(err, errlen, "%s: dma_map= and udmabuf= exclude each "
+			"other", path);
+		rc = EINVAL;
+		goto out;
+	}
 	if ((tmp.backend == ERNIC_BACKEND_UIO) != seen[K_UIO]) {
 		set_err(err, errlen, "%s: %s", path, seen[K_UIO] ?
 			"uio= needs backend=uio" :
@@ -501,12 +516,17 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		     c->c_max_wr_retry_data_buf_depth, c->c_en_wr_retry_data_buf,
 		     c->c_en_initiator_lite, c->c_en_debug_ports);
 	if (n >= 0 && (size_t)n < len && c->backend == ERNIC_BACKEND_UIO) {
-		int m = snprintf(buf + n, len - (size_t)n,
-				 "uio=%s\n%s%s%sdma_map=%" PRIu32
-				 "\ncoherent=%" PRIu32 "\n",
+		char dma_map[16];
+		int m;
+
+		snprintf(dma_map, sizeof(dma_map), "%" PRIu32, c->dma_map);
+		m = snprintf(buf + n, len - (size_t)n,
+				 "uio=%s\n%s%s%s%s%s\ncoherent=%" PRIu32 "\n",
 				 c->uio, c->uio_root[0] ? "uio_root=" : "",
 				 c->uio_root, c->uio_root[0] ? "\n" : "",
-				 c->dma_map, c->coherent);
+				 c->udmabuf[0] ? "udmabuf=" : "dma_map=",
+				 c->udmabuf[0] ? c->udmabuf : dma_map,
+				 c->coherent);
 
 		n = m < 0 ? -1 : n + m;
 	}

@@ -52,11 +52,13 @@ struct ernic_conf {
 	enum ernic_wire wire;	/* software backend only */
 	/* UIO backend: the device (its sysfs name, or "uioN"), where sysfs
 	 * and /dev are ("" for the system's; the virtual FPGA's fake tree
-	 * otherwise), the UIO map holding DMA memory, and whether the IP's
+	 * otherwise), the UIO map holding DMA memory or the u-dma-buf device
+	 * (reserved memory) that does, and whether the IP's
 	 * DMA is cache-coherent with the CPU. */
 	char uio[ERNIC_NAME_MAX + 1];
 	char uio_root[ERNIC_UIO_ROOT_MAX + 1];
 	uint32_t dma_map;
+	char udmabuf[ERNIC_NAME_MAX + 1];	/* instead of dma_map */
 	uint32_t coherent;
 	/* PG332 Table 2-6 parameters */
 	uint32_t c_num_qp;

@@ -24,6 +24,7 @@
 #include "ernic_conf.h"
 #include "ernic_net.h"
 #include "overlay.h"
+#include "vfpga_ctl.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
@@ -37,6 +38,9 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  add NAME --sw ADDR [--wire udp|frame] [--param NAME=VALUE]...\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
+	"        --sim-uio ADDR instead of --sw: the same ERNIC model as a\n"
+	"        virtual FPGA process (ernic-vfpga) that the provider drives\n"
+	"        through its UIO backend, as it drives a Zynq board;\n"
 	"        --wire: how its RoCEv2 packets meet the network: udp (a UDP\n"
 	"        socket on ADDR:4791, the default) or frame (whole Ethernet\n"
 	"        frames on ADDR's netdev, AF_PACKET, needs CAP_NET_RAW);\n"
@@ -44,7 +48,7 @@ static const char usage_text[] =
 	"        C_M_AXI_ADDR_WIDTH, C_MAX_WR_RETRY_DATA_BUF_DEPTH,\n"
 	"        C_EN_WR_RETRY_DATA_BUF, C_EN_INITIATOR_LITE, C_EN_DEBUG_PORTS\n"
 	"  del NAME      remove device NAME (root)\n"
-	"  list          one line per device: NAME uverbsN sw ADDR NETDEV WIRE\n"
+	"  list          one line per device: NAME uverbsN sw|uio ADDR NETDEV WIRE\n"
 	"  env           print the shell exports that make libibverbs use\n"
 	"                the overlay and the ernic provider\n"
 	"\n"
@@ -226,6 +230,7 @@ static int cmd_add(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"sw", required_argument, NULL, 's'},
+		{"sim-uio", required_argument, NULL, 'u'},
 		{"param", required_argument, NULL, 'p'},
 		{"wire", required_argument, NULL, 'w'},
 		{"help", no_argument, NULL, 'h'},
@@ -234,6 +239,7 @@ static int cmd_add(int argc, char **argv)
 	char rundir[PATH_MAX], err[512];
 	const char *addr = NULL, *wire_arg = NULL, *name;
 	enum ernic_wire wire = ERNIC_WIRE_UDP;
+	bool sim_uio = false;
 	struct ernic_conf conf;
 	struct ernic_ip ip;
 	unsigned int uverbs;
@@ -249,11 +255,14 @@ static int cmd_add(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
+		case 'u':
 			if (addr) {
 				free(params);
-				return usage_error("add: --sw given twice");
+				return usage_error("add: give one --sw or "
+						   "--sim-uio");
 			}
 			addr = optarg;
+			sim_uio = opt == 'u';
 			break;
 		case 'p':
 			params[nparams++] = optarg;
@@ -295,7 +304,7 @@ static int cmd_add(int argc, char **argv)
 	}
 	name = argv[optind];
 	if (!addr) {
-		rc = usage_error("add: missing --sw ADDR");
+		rc = usage_error("add: missing --sw ADDR or --sim-uio ADDR");
 		goto out;
 	}
 	if (need_root() || check_name(name) || get_rundir(rundir, sizeof(rundir)))
@@ -345,10 +354,15 @@ static int cmd_add(int argc, char **argv)
 		fail_msg("%s", err);
 		goto out;
 	}
-	if (overlay_add(rundir, &conf, &uverbs, err, sizeof(err)))
+	if (sim_uio && vfpga_start(rundir, &conf, err, sizeof(err))) {
 		fail_msg("%s", err);
-	else
+	} else if (overlay_add(rundir, &conf, &uverbs, err, sizeof(err))) {
+		fail_msg("%s", err);
+		if (sim_uio)
+			vfpga_stop(rundir, name);
+	} else {
 		rc = 0;
+	}
 	close(fd);
 out:
 	free(params);
@@ -382,6 +396,7 @@ static int cmd_del(int argc, char **argv)
 		return 1;
 	}
 	rc = overlay_del(rundir, argv[optind], err, sizeof(err));
+	vfpga_stop(rundir, argv[optind]);
 	close(fd);
 	if (rc) {
 		fail_msg("%s", err);
@@ -435,8 +450,10 @@ static int cmd_list(int argc, char **argv)
 		}
 		memcpy(ip.addr, devs[i].conf.addr, sizeof(ip.addr));
 		ernic_ip_format(&ip, addr, sizeof(addr));
-		printf("%s uverbs%u sw %s %s %s\n", devs[i].name,
-		       devs[i].uverbs, addr, devs[i].conf.netdev,
+		printf("%s uverbs%u %s %s %s %s\n", devs[i].name,
+		       devs[i].uverbs,
+		       devs[i].conf.backend == ERNIC_BACKEND_UIO ? "uio" : "sw",
+		       addr, devs[i].conf.netdev,
 		       wire_name(devs[i].conf.wire));
 	}
 	free(devs);

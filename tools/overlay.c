@@ -309,6 +309,7 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	char guid[20], gid[40], rel[64];
 	uint8_t g[16];
 	int rc;
+	const bool uio = c->backend == ERNIC_BACKEND_UIO;
 
 	fmt_guid(c->node_guid, guid, sizeof(guid));
 	ernic_conf_gid(c, g);
@@ -319,12 +320,13 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	    (rc = put(dir, "fw_ver", "%s\n", ERNIC_FW_VER)) ||
 	    (rc = put(dir, "hw_rev", "0x%x\n", ERNIC_HW_VER)) ||
 	    (rc = put(dir, "hca_type", "ERNIC\n")) ||
-	    (rc = put(dir, "board_id", "XLNX_ERNIC_SW\n")) ||
-	    (rc = put(dir, "node_desc", "%s software ERNIC on %s\n", c->name,
-		      c->netdev)) ||
+	    (rc = put(dir, "board_id", "%s\n", uio ? "XLNX_ERNIC_UIO" :
+							   "XLNX_ERNIC_SW")) ||
+	    (rc = put(dir, "node_desc", "%s %s ERNIC on %s\n", c->name,
+		      uio ? "UIO" : "software", c->netdev)) ||
 	    (rc = mkd(dir, "device")) ||
-	    (rc = put(dir, "device/modalias", "%ssw\n",
-		      ERNIC_MODALIAS_PREFIX)) ||
+	    (rc = put(dir, "device/modalias", "%s%s\n",
+		      ERNIC_MODALIAS_PREFIX, uio ? "uio" : "sw")) ||
 	    (rc = mkd(dir, "ports")) || (rc = mkd(dir, "ports/1")) ||
 	    (rc = put(dir, "ports/1/state", "4: ACTIVE\n")) ||
 	    (rc = put(dir, "ports/1/phys_state", "5: LinkUp\n")) ||

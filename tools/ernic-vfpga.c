@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ernic-vfpga: the ERNIC model as a "virtual FPGA" in its own process,
+ * dressed as the Zynq platform device the provider's UIO backend drives
+ * (docs/hardware.md). Started and stopped by `ernicctl add --sim-uio`.
+ *
+ * Under ROOT it makes what a board's kernel would show:
+ *   dev/uio0                        the register window (map0), a file
+ *                                   both processes map shared
+ *   dev/uio0.irq                    the interrupt: a SOCK_SEQPACKET socket
+ *                                   speaking UIO's protocol (4-byte event
+ *                                   count to read, 1 to write to unmask)
+ *   dev/udmabuf0                    DDR the IP masters (u-dma-buf)
+ *   sys/class/uio/uio0/...          name, maps/map0/{addr,size,offset}
+ *   sys/class/u-dma-buf/udmabuf0/   phys_addr, size
+ * and polls the register window as hardware polls doorbells.
+ *
+ *   usage: ernic-vfpga --root DIR --conf FILE [--dma-mib N] [--ready-fd FD]
+ * FILE is the model's configuration (ernic.conf keys of a software
+ * device: addr, wire, PG332 parameters). Runs until SIGTERM or SIGINT.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ernic_conf.h"
+#include "ernic_hw.h"
+#include "ernic_model.h"
+#include "ernic_window.h"
+
+#define MAX_CLIENTS 16
+#define UIO_NAME "ernic-vfpga"
+
+static struct {
+	const char *root;
+	struct ernic_model *m;
+	struct ernic_window *w;
+	pthread_mutex_t sync_lock;	/* ernic_window_sync */
+	atomic_bool stop;
+	int clients[MAX_CLIENTS];
+	uint32_t irq_count;
+	bool irq_out;			/* delivered, waiting for an unmask */
+} vf = { .sync_lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ernic-vfpga: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void path_of(char *buf, size_t len, const char *rel)
+{
+	if (snprintf(buf, len, "%s/%s", vf.root, rel) >= (int)len)
+		die("path too long: %s/%s", vf.root, rel);
+}
+
+static void mkdirs(const char *rel)
+{
+	char p[PATH_MAX];
+
+	path_of(p, sizeof(p), rel);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) && errno != EEXIST)
+			die("mkdir %s: %s", p, strerror(errno));
+		*s = '/';
+	}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		die("mkdir %s: %s", p, strerror(errno));
+}
+
+static void attr(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void attr(const char *rel, const char *fmt, ...)
+{
+	char p[PATH_MAX];
+	va_list ap;
+	FILE *f;
+
+	path_of(p, sizeof(p), rel);
+	f = fopen(p, "we");
+	if (!f)
+		die("%s: %s", p, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	if (fclose(f))
+		die("%s: %s", p, strerror(errno));
+}
+
+/* A file of len bytes under ROOT, mapped shared. */
+static void *shared_file(const char *rel, size_t len)
+{
+	char p[PATH_MAX];
+	void *va;
+	int fd;
+
+	path_of(p, sizeof(p), rel);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)len))
+		die("%s: %s", p, strerror(errno));
+	va = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (va == MAP_FAILED)
+		die("mmap %s: %s", p, strerror(errno));
+	close(fd);
+	return va;
+}
+
+static unsigned int sync_pass(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&vf.sync_lock);
+	n = ernic_window_sync(vf.w);
+	pthread_mutex_unlock(&vf.sync_lock);
+	return n;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The AXI4-Lite slave: polls the window. Spins while software is busy
+ * (doorbells come in bursts), backs off to 20 us, then 1 ms when idle,
+ * so an idle device costs little CPU.
+ */
+static void *poller(void *arg)
+{
+	uint64_t last = now_ns();
+
+	while (!atomic_load(&vf.stop)) {
+		uint64_t idle;
+		struct timespec ts = { 0, 0 };
+
+		if (sync_pass()) {
+			last = now_ns();
+			continue;
+		}
+		idle = now_ns() - last;
+		if (idle < 200000) {
+			sched_yield();
+			continue;
+		}
+		ts.tv_nsec = idle < 20000000 ? 20000 : 1000000;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static void send_count(void)
+{
+	for (int k = 0; k < MAX_CLIENTS; k++)
+		if (vf.clients[k] >= 0 &&
+		    send(vf.clients[k], &vf.irq_count, sizeof(vf.irq_count),
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
+			close(vf.clients[k]);
+			vf.clients[k] = -1;
+		}
+}
+
+/* A client's 4-byte write: 1 unmasks (UIO irqcontrol), 0 is ignored. */
+static void client_msg(int k)
+{
+	uint32_t v;
+	ssize_t n = recv(vf.clients[k], &v, sizeof(v), MSG_DONTWAIT);
+
+	if (n == 0 || (n < 0 && errno != EAGAIN)) {
+		close(vf.clients[k]);
+		vf.clients[k] = -1;
+		return;
+	}
+	if (n != sizeof(v) || v != 1)
+		return;
+	/* The handler's W1C writes reach the model before the unmask, as
+	 * on the bus they precede it. */
+	sync_pass();
+	vf.irq_out = false;
+	ernic_model_irq_enable(vf.m);
+}
+
+static int listen_irq(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int s;
+
+	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/dev/uio0.irq",
+		     vf.root) >= (int)sizeof(sa.sun_path))
+		die("%s/dev/uio0.irq: path too long for a socket", vf.root);
+	unlink(sa.sun_path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(s, MAX_CLIENTS))
+		die("%s: %s", sa.sun_path, strerror(errno));
+	return s;
+}
+
+static void serve(int lsock, int sigfd)
+{
+	int irqfd = ernic_model_irq_fd(vf.m);
+
+	while (!atomic_load(&vf.stop)) {
+		struct pollfd p[3 + MAX_CLIENTS];
+		int n = 0;
+
+		p[n++] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+		p[n++] = (struct pollfd){ .fd = lsock, .events = POLLIN };
+		/* While delivered, the line is masked: do not look. */
+		p[n++] = (struct pollfd){ .fd = vf.irq_out ? -1 : irqfd,
+					  .events = POLLIN };
+		for (int k = 0; k < MAX_CLIENTS; k++)
+			p[n++] = (struct pollfd){ .fd = vf.clients[k],
+						  .events = POLLIN };
+		if (poll(p, (nfds_t)n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if (p[0].revents)
+			break;
+		if (p[1].revents & POLLIN) {
+			int c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+			int k = 0;
+
+			while (k < MAX_CLIENTS && vf.clients[k] >= 0)
+				k++;
+			if (c >= 0 && k < MAX_CLIENTS)
+				vf.clients[k] = c;
+			else if (c >= 0)
+				close(c);
+		}
+		if (p[2].revents & POLLIN) {
+			/* What the handler will read must be in the window
+			 * before it hears of the interrupt. */
+			sync_pass();
+			vf.irq_count++;
+			vf.irq_out = true;
+			send_count();
+		}
+		for (int k = 0; k < MAX_CLIENTS; k++)
+			if (vf.clients[k] >= 0 && p[3 + k].revents)
+				client_msg(k);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"root", required_argument, NULL, 'r'},
+		{"conf", required_argument, NULL, 'c'},
+		{"dma-mib", required_argument, NULL, 'd'},
+		{"ready-fd", required_argument, NULL, 'f'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *conf_path = NULL;
+	unsigned long dma_mib = 256;
+	int ready_fd = -1, opt, lsock, sigfd;
+	struct ernic_conf conf;
+	char err[512];
+	uint64_t dma_bus;
+	uint8_t *dma;
+	uint32_t *regs;
+	pthread_t thr;
+	sigset_t sigs;
+	char *end;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			vf.root = optarg;
+			break;
+		case 'c':
+			conf_path = optarg;
+			break;
+		case 'd':
+			dma_mib = strtoul(optarg, &end, 10);
+			if (*end || !dma_mib || dma_mib > 4096)
+				die("--dma-mib must be 1..4096");
+			break;
+		case 'f':
+			ready_fd = atoi(optarg);
+			break;
+		default:
+			die("usage: ernic-vfpga --root DIR --conf FILE "
+			    "[--dma-mib N] [--ready-fd FD]");
+		}
+	}
+	if (!vf.root || vf.root[0] != '/' || !conf_path || optind != argc)
+		die("usage: ernic-vfpga --root DIR --conf FILE [--dma-mib N] "
+		    "[--ready-fd FD] (DIR absolute)");
+	if (ernic_conf_load(conf_path, &conf, err, sizeof(err)))
+		die("%s", err);
+	for (int k = 0; k < MAX_CLIENTS; k++)
+		vf.clients[k] = -1;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	if (sigfd < 0)
+		die("signalfd: %s", strerror(errno));
+
+	mkdirs("dev");
+	mkdirs("sys/class/uio/uio0/maps/map0");
+	mkdirs("sys/class/u-dma-buf/udmabuf0");
+	regs = shared_file("dev/uio0", ERNIC_REG_SPACE_SIZE);
+	dma = shared_file("dev/udmabuf0", dma_mib << 20);
+
+	vf.m = ernic_model_create(&conf);
+	if (!vf.m)
+		die("model: %s", strerror(errno));
+	if (ernic_model_map(vf.m, dma, dma_mib << 20, 4096, &dma_bus))
+		die("model: cannot map the DMA region");
+	vf.w = ernic_window_create(vf.m, regs);
+	if (!vf.w)
+		die("register window: %s", strerror(errno));
+	if (ernic_model_start(vf.m, &conf, err, sizeof(err)))
+		die("%s", err);
+
+	/* Where a board's PL would sit: an AXI4-Lite window at a PL
+	 * address (that of the ZCU102 designs). */
+	attr("sys/class/uio/uio0/name", UIO_NAME);
+	attr("sys/class/uio/uio0/version", "virtual FPGA");
+	attr("sys/class/uio/uio0/maps/map0/name", "ernic");
+	attr("sys/class/uio/uio0/maps/map0/addr", "0x00000000a0000000");
+	attr("sys/class/uio/uio0/maps/map0/size", "0x%08x",
+	     ERNIC_REG_SPACE_SIZE);
+	attr("sys/class/uio/uio0/maps/map0/offset", "0x0");
+	attr("sys/class/u-dma-buf/udmabuf0/phys_addr", "0x%016" PRIx64,
+	     dma_bus);
+	attr("sys/class/u-dma-buf/udmabuf0/size", "%lu", dma_mib << 20);
+	lsock = listen_irq();
+	attr("pid", "%d", (int)getpid());
+
+	if (pthread_create(&thr, NULL, poller, NULL))
+		die("poller thread failed");
+	if (ready_fd >= 0) {
+		if (write(ready_fd, "ready\n", 6) != 6)
+			die("cannot report readiness: %s", strerror(errno));
+		close(ready_fd);
+	}
+	serve(lsock, sigfd);
+
+	atomic_store(&vf.stop, true);
+	pthread_join(thr, NULL);
+	ernic_window_destroy(vf.w);
+	ernic_model_destroy(vf.m);
+	return 0;
+}
