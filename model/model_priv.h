@@ -55,6 +55,11 @@ struct ernic_model {
 	uint64_t next_bus;		/* allocator cursor, only grows */
 
 	struct eng *eng;		/* queue engine, once started */
+
+	/* Told of every hardware-side register update, under `lock`: the
+	 * virtual FPGA's window publishes it at once (model_window.c). */
+	void (*hw_hook)(void *arg, uint32_t off);
+	void *hw_hook_arg;
 };
 
 /* model_regs.c: a software write; ovr accepts a write to an RO_SWOVR

@@ -398,6 +398,8 @@ void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val)
 		return;
 	pthread_mutex_lock(&m->lock);
 	reg_set(m, off, val & d->mask);
+	if (m->hw_hook)
+		m->hw_hook(m->hw_hook_arg, off);
 	irq_update(m, off);
 	pthread_mutex_unlock(&m->lock);
 }

@@ -7,9 +7,10 @@
  * order of PG332 ch.6 "RC QP Creation", "QP Deletion" and "QP Fatal
  * Recovery", where it matters:
  *   0. QPCONFi writes that clear QP enable, and a disable the pass makes
- *      up for a QP whose overridable pointers and QPCONF are both being
- *      written: those flows write the pointers only to a disabled QP,
- *      so a QP reset and re-enabled between two passes was disabled;
+ *      up for an enabled QP whose overridable pointers (STATQPi, CQHEADi,
+ *      ...) software wrote: those flows write them only under override
+ *      to a disabled QP, so the QP was reset between two passes, and its
+ *      disable, like the override, may have come and gone unseen;
  *   1. XRNICADCONF (software override);
  *   2. every other register, the overridable ones accepted for a
  *      disabled QP as well;
@@ -46,8 +47,11 @@ struct pend {
 struct ernic_window {
 	struct ernic_model *m;
 	_Atomic uint32_t *win;
-	uint32_t *pub;		/* value last published, per word */
-	uint32_t *mark;		/* marker bit in that value (W1C only) */
+	/* Value last published and its W1C marker, per word; written by
+	 * the pass and by the engine's hook (hw_publish), hence atomic. */
+	_Atomic uint32_t *pub;
+	_Atomic uint32_t *mark;
+	int32_t *widx;		/* word -> regs[] index, -1 for none */
 	struct wreg *regs;	/* every register this instance has */
 	size_t nregs;
 	struct pend *pend;	/* nregs */
@@ -112,26 +116,47 @@ static uint8_t classify(const struct wreg *r, uint32_t val)
 	return CLS_CONFIG;
 }
 
-/* Publish the register file: a word software changed since (CAS fails)
- * is left for the next pass to find. */
+/* The word as the model has it now, marker included. */
+static uint32_t model_word(const struct ernic_window *w, const struct wreg *r,
+			   uint32_t *mark)
+{
+	uint32_t v = mreg(w->m, r->off) & r->mask;
+
+	*mark = r->access == ERNIC_REG_W1C ? w1c_mark(w->m, r->off, v) : 0;
+	return v | *mark;
+}
+
+/* Publish one register: a word software changed since (CAS fails) is
+ * left for the next pass to find. */
+static void publish_reg(struct ernic_window *w, const struct wreg *r)
+{
+	const uint32_t n = r->off / 4;
+	uint32_t mark, v = model_word(w, r, &mark);
+	uint32_t expect = atomic_load(&w->pub[n]);
+
+	if (v == expect)
+		return;
+	if (atomic_compare_exchange_strong(&w->win[n], &expect, v)) {
+		atomic_store(&w->mark[n], mark);
+		atomic_store(&w->pub[n], v);
+	}
+}
+
 static void publish(struct ernic_window *w)
 {
-	for (size_t k = 0; k < w->nregs; k++) {
-		const struct wreg *r = &w->regs[k];
-		const uint32_t n = r->off / 4;
-		uint32_t v = mreg(w->m, r->off) & r->mask, mark = 0;
-		uint32_t expect = w->pub[n];
+	for (size_t k = 0; k < w->nregs; k++)
+		publish_reg(w, &w->regs[k]);
+}
 
-		if (r->access == ERNIC_REG_W1C)
-			mark = w1c_mark(w->m, r->off, v);
-		v |= mark;
-		if (v == expect)
-			continue;
-		if (atomic_compare_exchange_strong(&w->win[n], &expect, v)) {
-			w->pub[n] = v;
-			w->mark[n] = mark;
-		}
-	}
+/* The engine changed a register: software sees it before any DMA write
+ * that follows (a CQE after STATQPi, as on the IP's own buses). */
+static void hw_publish(void *arg, uint32_t off)
+{
+	struct ernic_window *w = arg;
+	int32_t k = off < ERNIC_REG_SPACE_SIZE ? w->widx[off / 4] : -1;
+
+	if (k >= 0)
+		publish_reg(w, &w->regs[k]);
 }
 
 static void apply(struct ernic_window *w, const struct pend *p)
@@ -141,13 +166,24 @@ static void apply(struct ernic_window *w, const struct pend *p)
 	bool ovr = false;
 
 	if (r->access == ERNIC_REG_W1C)
-		val &= ~w->mark[r->off / 4];
+		val &= ~atomic_load(&w->mark[r->off / 4]);
 	if (r->access == ERNIC_REG_RO_SWOVR)
 		ovr = !qp_enabled(w->m, r->qp);
 	model_reg_write(w->m, r->off, val, ovr);
 	/* The value software wrote is now seen: the publish step replaces
 	 * it unless software writes the word again meanwhile. */
-	w->pub[r->off / 4] = p->val;
+	atomic_store(&w->pub[r->off / 4], p->val);
+}
+
+/* Undo step 0's disables where software did not write QPCONF. */
+static void reenable(struct ernic_model *m, const uint8_t *swovr)
+{
+	for (uint32_t i = 1; i <= m->c_num_qp; i++)
+		if (swovr[i] == 1)
+			model_reg_write(m, ERNIC_QP(i, ERNIC_QPCONF),
+					mreg(m, ERNIC_QP(i, ERNIC_QPCONF)) |
+						ERNIC_QPCONF_QP_EN,
+					false);
 }
 
 unsigned int ernic_window_sync(struct ernic_window *w)
@@ -156,15 +192,19 @@ unsigned int ernic_window_sync(struct ernic_window *w)
 	/* Per QP: 1 = an RO_SWOVR write pending, 2 = a QPCONF write. */
 	uint8_t swovr[ERNIC_C_NUM_QP_MAX + 1] = { 0 };
 	size_t cnt[CLS_N] = { 0 }, at[CLS_N], k;
+	bool reenabled = false;
 
 	w->npend = 0;
 	for (k = 0; k < w->nregs; k++) {
 		const struct wreg *r = &w->regs[k];
 		uint32_t v = atomic_load_explicit(&w->win[r->off / 4],
 						  memory_order_acquire);
+		uint32_t mark;
 		struct pend *p;
 
-		if (v == w->pub[r->off / 4])
+		/* Unchanged, or the engine's hook is publishing it. */
+		if (v == atomic_load(&w->pub[r->off / 4]) ||
+		    v == model_word(w, r, &mark))
 			continue;
 		p = &w->pend[w->npend++];
 		p->r = r;
@@ -188,16 +228,30 @@ unsigned int ernic_window_sync(struct ernic_window *w)
 	for (k = 0; k < w->npend; k++)
 		w->sorted[at[w->pend[k].cls]++] = w->pend[k];
 
-	/* Step 0's made-up disable: QP i's pointers are overridden and its
-	 * QPCONF rewritten in one pass, so a disable may have been missed. */
-	for (uint32_t i = 1; i <= m->c_num_qp; i++)
-		if (swovr[i] == 3 && qp_enabled(m, i))
-			model_reg_write(m, ERNIC_QP(i, ERNIC_QPCONF),
-					mreg(m, ERNIC_QP(i, ERNIC_QPCONF)) &
-						~ERNIC_QPCONF_QP_EN,
-					false);
-	for (k = 0; k < w->npend; k++)
+	/* Step 0's made-up disable: QP i's overridable pointers changed, so
+	 * it went through a reset the pass may not have seen (the disable
+	 * and the override may have come and gone). Software's own QPCONF
+	 * write, if any, decides whether it comes back; else it does so
+	 * before step 3. */
+	for (uint32_t i = 1; i <= m->c_num_qp; i++) {
+		if (!(swovr[i] & 1) || !qp_enabled(m, i)) {
+			swovr[i] = 0;
+			continue;
+		}
+		model_reg_write(m, ERNIC_QP(i, ERNIC_QPCONF),
+				mreg(m, ERNIC_QP(i, ERNIC_QPCONF)) &
+					~ERNIC_QPCONF_QP_EN,
+				false);
+	}
+	for (k = 0; k < w->npend; k++) {
+		if (!reenabled && w->sorted[k].cls >= CLS_ENABLE) {
+			reenable(m, swovr);
+			reenabled = true;
+		}
 		apply(w, &w->sorted[k]);
+	}
+	if (!reenabled)
+		reenable(m, swovr);
 	publish(w);
 	return (unsigned int)w->npend;
 }
@@ -214,8 +268,10 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	w->pub = calloc(nw, sizeof(*w->pub));
 	w->mark = calloc(nw, sizeof(*w->mark));
 	w->regs = calloc(nw, sizeof(*w->regs));
-	if (!w->pub || !w->mark || !w->regs)
+	w->widx = malloc(nw * sizeof(*w->widx));
+	if (!w->pub || !w->mark || !w->regs || !w->widx)
 		goto err;
+	memset(w->widx, 0xff, nw * sizeof(*w->widx));
 	for (uint32_t off = 0; off < ERNIC_REG_SPACE_SIZE; off += 4) {
 		uint32_t idx;
 		const struct ernic_reg_desc *d =
@@ -230,6 +286,7 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 			.qp = d->scope == ERNIC_SCOPE_QP ? (uint8_t)idx : 0,
 			.qpoff = d->scope == ERNIC_SCOPE_QP ? (uint16_t)d->off : 0,
 		};
+		w->widx[off / 4] = (int32_t)k;
 		k++;
 	}
 	w->nregs = k;
@@ -240,6 +297,10 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	/* Reserved words read 0; registers start from the model's state. */
 	memset(win, 0, ERNIC_REG_SPACE_SIZE);
 	publish(w);
+	pthread_mutex_lock(&m->lock);
+	m->hw_hook = hw_publish;
+	m->hw_hook_arg = w;
+	pthread_mutex_unlock(&m->lock);
 	return w;
 err:
 	ernic_window_destroy(w);
@@ -251,6 +312,11 @@ void ernic_window_destroy(struct ernic_window *w)
 {
 	if (!w)
 		return;
+	pthread_mutex_lock(&w->m->lock);
+	if (w->m->hw_hook_arg == w)
+		w->m->hw_hook = NULL;
+	pthread_mutex_unlock(&w->m->lock);
+	free(w->widx);
 	free(w->pub);
 	free(w->mark);
 	free(w->regs);

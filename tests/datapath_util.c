@@ -2,6 +2,7 @@
 /* Fixture and helpers of the data-path tests (datapath_util.h). */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,10 +61,29 @@ int dp_qp_cleanup(void **state)
 	return 0;
 }
 
+/* DP_A / DP_B = "DEVICE ADDR" run the tests on other devices, such as
+ * the virtual FPGA's (UIO path). */
+static const char *side_dev(struct side *s, const char *var, const char *dev)
+{
+	static char buf[2][128];
+	const char *v = getenv(var);
+	char *sp, *b = buf[s == &B];
+
+	if (!v)
+		return dev;
+	snprintf(b, sizeof(buf[0]), "%s", v);
+	sp = strchr(b, ' ');
+	if (!sp)
+		fail_msg("%s='%s': expected \"DEVICE ADDR\"", var, v);
+	*sp = '\0';
+	s->ip = sp + 1;
+	return b;
+}
+
 int dp_group_setup(void **state)
 {
-	side_open(&A, DEV4);
-	side_open(&B, DEV4B);
+	side_open(&A, side_dev(&A, "DP_A", DEV4));
+	side_open(&B, side_dev(&B, "DP_B", DEV4B));
 	return 0;
 }
 

@@ -84,11 +84,28 @@ static int mkdir_p(const char *path)
 	return mkdir(p, 0755) && errno != EEXIST ? errno : 0;
 }
 
+/* The last line of a file, without its newline ("" if none). */
+static void last_line(const char *path, char *buf, size_t len)
+{
+	char line[256];
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0])
+			snprintf(buf, len, "%s", line);
+	}
+	fclose(f);
+}
+
 int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 		size_t errlen)
 {
 	char dir[PATH_MAX], cfg[PATH_MAX + 16], exe[PATH_MAX], fdarg[16];
-	char buf[16] = "";
+	char buf[16] = "", log[PATH_MAX + 8], buf2[256];
 	int pfd[2], rc, st;
 	pid_t pid;
 	struct pollfd p;
@@ -122,13 +139,18 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 		remove_tree(dir);
 		return rc;
 	}
+	snprintf(log, sizeof(log), "%s/log", dir);
 	pid = fork();
 	if (pid == 0) {
-		/* A daemon of its own: no controlling terminal, no cwd. */
+		/* A daemon of its own: no controlling terminal, no cwd, and
+		 * none of our output pipes (a caller waiting for EOF on them,
+		 * as ctest does, would wait for ever). */
 		int null = open("/dev/null", O_RDWR);
+		int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		setsid();
-		if (chdir("/") || null < 0 || dup2(null, 0) < 0)
+		if (chdir("/") || null < 0 || lfd < 0 || dup2(null, 0) < 0 ||
+		    dup2(lfd, 1) < 0 || dup2(lfd, 2) < 0)
 			_exit(127);
 		fcntl(pfd[1], F_SETFD, 0);
 		snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
@@ -150,9 +172,10 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 		close(pfd[0]);
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
+		last_line(log, buf2, sizeof(buf2));
 		remove_tree(dir);
-		snprintf(err, errlen, "the virtual FPGA did not start (its "
-			 "message above says why)");
+		snprintf(err, errlen, "the virtual FPGA did not start: %s",
+			 buf2[0] ? buf2 : "no message");
 		return EIO;
 	}
 	close(pfd[0]);

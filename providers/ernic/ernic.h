@@ -282,6 +282,10 @@ int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /* QP Deletion steps 1-5, without freeing memory. Caller holds dev->lock. */
 void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t idx);
+/* Reset, without waiting, every RC QP a previous user of the IP left
+ * configured (a process that exited without destroying its QPs: the IP
+ * outlives it). Caller holds dev->lock. */
+void ernic_qp_hw_reclaim(struct ernic_dev *dev);
 
 /* Doorbell slot addresses inside the pool, for QP index i. */
 static inline uint64_t ernic_cq_db_bus(struct ernic_dev *dev, uint32_t i)

@@ -214,8 +214,10 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 
 	memset(dev->qp_used, 0, sizeof(dev->qp_used));
 	ret = global_config(dev, err, errlen);
-	if (!ret)
+	if (!ret) {
+		ernic_qp_hw_reclaim(dev);
 		ret = qp1_create(dev, err, errlen);
+	}
 	if (!ret)
 		ret = ernic_events_start(dev, err, errlen);
 	if (ret) {

@@ -252,13 +252,13 @@ static void wait_drained(struct ernic_access *acc, uint32_t i)
 	}
 }
 
-void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
+/* QP Deletion steps 3-5. */
+static void hw_clear(struct ernic_dev *dev, uint32_t i)
 {
 	struct ernic_access *acc = dev->acc;
 	uint32_t adconf = ernic_rd(acc, ERNIC_XRNICADCONF);
 	uint32_t qpconf;
 
-	wait_drained(acc, i);
 	/* Step 3: software override for this QP, then disable it. */
 	adconf &= ~ERNIC_XRNICADCONF_SW_OVERRIDE_QP;
 	ernic_wr(acc, ERNIC_XRNICADCONF,
@@ -294,6 +294,20 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 
 	/* Step 5: override off. */
 	ernic_wr(acc, ERNIC_XRNICADCONF, adconf);
+}
+
+void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
+{
+	wait_drained(dev->acc, i);
+	hw_clear(dev, i);
+}
+
+void ernic_qp_hw_reclaim(struct ernic_dev *dev)
+{
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= dev->conf.c_num_qp; i++)
+		if (ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_QPCONF)) ||
+		    ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)))
+			hw_clear(dev, i);
 }
 
 int ernic_destroy_qp(struct ibv_qp *ibqp)
