@@ -221,7 +221,11 @@ int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen)
 {
 	int rc;
 
-	dev->ipkterrq_rp = 0;
+	/* The IP outlives processes: entries before its write pointer are
+	 * an earlier user's. */
+	dev->ipkterrq_rp = ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
+					   ernic_rd(dev->acc, ERNIC_IPKTERRQWPTR)) %
+			   ERNIC_IPKTERRQ_NUM;
 	memset(dev->ev_qp, 0, sizeof(dev->ev_qp));
 	if (!dev->acc->ops->irq_fd || dev->acc->ops->irq_fd(dev->acc) < 0) {
 		snprintf(err, errlen, "%s backend has no interrupt",
