@@ -71,8 +71,7 @@ static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 		    bool recv)
 {
 	struct ernic_access *acc = dev->acc;
-	uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
-
+	const uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
 	const uint32_t en = recv ? ERNIC_QPCONF_RQ_INT_EN :
 				   ERNIC_QPCONF_CQ_INT_EN;
 
