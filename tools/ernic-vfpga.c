@@ -46,6 +46,7 @@
 #include "ernic_hw.h"
 #include "ernic_model.h"
 #include "ernic_window.h"
+#include "fsutil.h"
 
 #define MAX_CLIENTS 16
 #define UIO_NAME "ernic-vfpga"
@@ -84,18 +85,12 @@ static void path_of(char *buf, size_t len, const char *rel)
 static void mkdirs(const char *rel)
 {
 	char p[PATH_MAX];
+	int rc;
 
 	path_of(p, sizeof(p), rel);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST)
-			die("mkdir %s: %s", p, strerror(errno));
-		*s = '/';
-	}
-	if (mkdir(p, 0755) && errno != EEXIST)
-		die("mkdir %s: %s", p, strerror(errno));
+	rc = mkdir_p(p, 0755);
+	if (rc)
+		die("mkdir %s: %s", p, strerror(rc));
 }
 
 static void attr(const char *rel, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -5,6 +5,7 @@
  * published last, so a concurrent ibv_get_device_list() never sees half
  * a device; every step is recorded so a failure undoes all of them.
  */
+#include "fsutil.h"
 #include "overlay.h"
 
 #include <dirent.h>
@@ -51,27 +52,6 @@ static int pathf(char *buf, const char *fmt, ...)
 	n = vsnprintf(buf, PATH_MAX, fmt, ap);
 	va_end(ap);
 	return n < 0 || n >= PATH_MAX ? ENAMETOOLONG : 0;
-}
-
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char tmp[PATH_MAX];
-	size_t len = strlen(path);
-
-	if (len >= sizeof(tmp))
-		return ENAMETOOLONG;
-	memcpy(tmp, path, len + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, mode) && errno != EEXIST)
-			return errno;
-		*p = '/';
-	}
-	if (mkdir(tmp, mode) && errno != EEXIST)
-		return errno;
-	return 0;
 }
 
 int overlay_lock(const char *rundir, bool exclusive, char *err, size_t errlen)

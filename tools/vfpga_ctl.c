@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "vfpga_ctl.h"
 
 #define READY_TIMEOUT_MS 10000
@@ -67,23 +68,6 @@ static int vfpga_exe(char *buf, size_t len)
 	return access(buf, X_OK) ? errno : 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char p[PATH_MAX];
-
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return ENAMETOOLONG;
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST)
-			return errno;
-		*s = '/';
-	}
-	return mkdir(p, 0755) && errno != EEXIST ? errno : 0;
-}
-
 /* The last line of a file, without its newline ("" if none). */
 static void last_line(const char *path, char *buf, size_t len)
 {
@@ -125,7 +109,7 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 		return rc;
 	}
 	vfpga_stop(rundir, conf->name);	/* a stale tree from a crash */
-	rc = mkdir_p(dir);
+	rc = mkdir_p(dir, 0755);
 	snprintf(cfg, sizeof(cfg), "%s/model.conf", dir);
 	if (rc || (rc = ernic_conf_save(cfg, conf, err, errlen))) {
 		if (rc && !err[0])

@@ -367,6 +367,8 @@ int ernic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
  * into FATAL (STATQPi)? Looks at most once a millisecond per *next_ns. */
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 			  uint64_t *next_ns);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t ernic_now_ns(void);
 /* One work completion with every field set. */
 void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 		   uint64_t wr_id, enum ibv_wc_status status,

@@ -72,7 +72,7 @@ void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 	};
 }
 
-static uint64_t now_ns(void)
+uint64_t ernic_now_ns(void)
 {
 	struct timespec ts;
 
@@ -89,7 +89,7 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 	/* Only an enabled QP can go FATAL; a register read costs. */
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS)
 		return false;
-	now = now_ns();
+	now = ernic_now_ns();
 	if (now < *next_ns)
 		return false;
 	*next_ns = now + 1000000u;

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "ernic.h"
 #include "ernicdv.h"
@@ -61,18 +60,11 @@ struct ibv_comp_channel *ernicdv_create_comp_channel(struct ibv_context *context
 	return ernic_comp_channel_create(context);
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			 void **cq_context, int timeout_ms)
 {
-	const int64_t end = now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	const int64_t end = (int64_t)(ernic_now_ns() / 1000000) +
+			    (timeout_ms > 0 ? timeout_ms : 0);
 	uint64_t handle;
 
 	if (!channel || !cq || !cq_context || !is_ernic_ctx(channel->context)) {
@@ -84,7 +76,8 @@ int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		ssize_t n = recv(channel->fd, &handle, sizeof(handle),
 				 MSG_DONTWAIT);
 		struct pollfd p = { .fd = channel->fd, .events = POLLIN };
-		int left = timeout_ms < 0 ? -1 : (int)(end - now_ms());
+		int left = timeout_ms < 0 ? -1 :
+			   (int)(end - (int64_t)(ernic_now_ns() / 1000000));
 		int r;
 
 		if (n == sizeof(handle))
