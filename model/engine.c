@@ -354,6 +354,14 @@ static uint64_t run_once(struct eng *e, bool *busy)
 				     &tp, &tlen, &syn, &chk);
 		if (rx <= 0)
 			break;
+		if (m->rx_hook) {
+			/* Writes the sender may have heard of before sending
+			 * (a QP made ready) reach the registers first; the
+			 * IP's own enable may be one of them. */
+			m->rx_hook(m->rx_hook_arg, tp, tlen);
+			enabled = eng_reg(m, ERNIC_XRNICCONF) &
+				  ERNIC_XRNICCONF_EN;
+		}
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);

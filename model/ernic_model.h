@@ -58,6 +58,8 @@ const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
  * (Table 2-6 parameters). Returns NULL with errno set on failure. */
 struct ernic_model *ernic_model_create(const struct ernic_conf *conf);
 void ernic_model_destroy(struct ernic_model *m);
+/* Stop the queue engine (ernic_model_start); the registers stay. */
+void ernic_model_stop(struct ernic_model *m);
 
 /*
  * Start the queue engine: open the Ethernet port the configuration names

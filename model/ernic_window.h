@@ -13,10 +13,14 @@
  * registers are published with a marker bit software never writes (a
  * reserved bit, or the bit of a QP whose interrupt is off), so that
  * writing back the value read is still seen as a write.
+ *
+ * The model's engine must not run yet when the window is created, and
+ * must be stopped (ernic_model_stop) before it is destroyed.
  */
 #ifndef ERNIC_WINDOW_H
 #define ERNIC_WINDOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ernic_model;
@@ -27,8 +31,17 @@ struct ernic_window;
 struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win);
 void ernic_window_destroy(struct ernic_window *w);
 
-/* One pass; returns how many software writes it applied. Call it from
- * one thread at a time. */
+/* One pass; returns how many software writes it applied. The engine
+ * makes one of its own before it handles a received packet that depends
+ * on a register software changed (the QP's block, the global block, the
+ * R_Key's PDT entry), so a peer that heard of a write (a QP made ready)
+ * never gets ahead of the poller. Passes are serialised. */
 unsigned int ernic_window_sync(struct ernic_window *w);
+
+/* That check, which the engine makes through a model hook before each
+ * received packet (bth: its transport headers on, len bytes). Returns
+ * how many writes it applied, 0 when the packet depends on none. */
+unsigned int ernic_window_before_rx(struct ernic_window *w,
+				    const uint8_t *bth, size_t len);
 
 #endif

@@ -60,6 +60,12 @@ struct ernic_model {
 	 * virtual FPGA's window publishes it at once (model_window.c). */
 	void (*hw_hook)(void *arg, uint32_t off);
 	void *hw_hook_arg;
+	/* Called by the engine, without locks, before it handles a received
+	 * packet (bth: the transport headers on): the window applies the
+	 * software writes the packet may depend on. Set before the engine
+	 * starts, cleared after it stops. */
+	void (*rx_hook)(void *arg, const uint8_t *bth, size_t len);
+	void *rx_hook_arg;
 };
 
 /* model_regs.c: a software write; ovr accepts a write to an RO_SWOVR

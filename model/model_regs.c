@@ -523,6 +523,11 @@ err_free:
 	return NULL;
 }
 
+void ernic_model_stop(struct ernic_model *m)
+{
+	eng_destroy(m->eng);
+}
+
 void ernic_model_destroy(struct ernic_model *m)
 {
 	if (!m)

@@ -14,20 +14,25 @@
  *   1. XRNICADCONF (software override);
  *   2. every other register, the overridable ones accepted for a
  *      disabled QP as well;
- *   3. QPCONFi writes that enable, XRNICCONF;
- *   4. the SQPIi / RQCIi doorbells;
+ *   3. the SQPIi / RQCIi doorbells: before the enables, because the
+ *      deletion flow zeroes them under override and a QP enabled with
+ *      its old SQPIi would fetch from a stale index (a QP already
+ *      enabled does not care which comes first);
+ *   4. QPCONFi writes that enable, XRNICCONF;
  *   5. W1C status.
  * RO words software wrote are restored by the publish step.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ernic_window.h"
 #include "model_priv.h"
+#include "roce_pkt.h"
 
-enum { CLS_DISABLE, CLS_OVERRIDE, CLS_CONFIG, CLS_ENABLE, CLS_DOORBELL,
+enum { CLS_DISABLE, CLS_OVERRIDE, CLS_CONFIG, CLS_DOORBELL, CLS_ENABLE,
        CLS_W1C, CLS_N };
 
 struct wreg {
@@ -47,6 +52,13 @@ struct pend {
 struct ernic_window {
 	struct ernic_model *m;
 	_Atomic uint32_t *win;
+	/* Held across a publish (CAS of the word, then pub and mark), so a
+	 * pass never sees a word half published by the engine's hook as a
+	 * software write, and two publishers never leave a stale value.
+	 * Taken under the model's lock by the hook: never take that lock
+	 * while holding this one. */
+	pthread_mutex_t lock;
+	pthread_mutex_t sync_lock;	/* one pass at a time */
 	/* Value last published and its W1C marker, per word; written by
 	 * the pass and by the engine's hook (hw_publish), hence atomic. */
 	_Atomic uint32_t *pub;
@@ -127,7 +139,9 @@ static uint32_t model_word(const struct ernic_window *w, const struct wreg *r,
 }
 
 /* Publish one register: a word software changed since (CAS fails) is
- * left for the next pass to find. */
+ * left for the next pass to find. The unlocked look is only a filter:
+ * the model value is read again under the lock, so the last publisher
+ * writes the newest value. */
 static void publish_reg(struct ernic_window *w, const struct wreg *r)
 {
 	const uint32_t n = r->off / 4;
@@ -136,10 +150,35 @@ static void publish_reg(struct ernic_window *w, const struct wreg *r)
 
 	if (v == expect)
 		return;
-	if (atomic_compare_exchange_strong(&w->win[n], &expect, v)) {
+	pthread_mutex_lock(&w->lock);
+	v = model_word(w, r, &mark);
+	expect = atomic_load(&w->pub[n]);
+	if (v != expect &&
+	    atomic_compare_exchange_strong(&w->win[n], &expect, v)) {
 		atomic_store(&w->mark[n], mark);
 		atomic_store(&w->pub[n], v);
 	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Whether software wrote word r since it was last published or seen:
+ * v is what the window holds. A difference seen without the lock may be
+ * a publish in flight; the lock settles it. */
+static bool sw_wrote(struct ernic_window *w, const struct wreg *r,
+		     uint32_t *v)
+{
+	const uint32_t n = r->off / 4;
+	uint32_t mark;
+	bool wrote;
+
+	if (*v == atomic_load(&w->pub[n]))
+		return false;
+	pthread_mutex_lock(&w->lock);
+	*v = atomic_load_explicit(&w->win[n], memory_order_acquire);
+	wrote = *v != atomic_load(&w->pub[n]) &&
+		*v != model_word(w, r, &mark);
+	pthread_mutex_unlock(&w->lock);
+	return wrote;
 }
 
 static void publish(struct ernic_window *w)
@@ -186,7 +225,7 @@ static void reenable(struct ernic_model *m, const uint8_t *swovr)
 					false);
 }
 
-unsigned int ernic_window_sync(struct ernic_window *w)
+static unsigned int sync_pass(struct ernic_window *w)
 {
 	struct ernic_model *m = w->m;
 	/* Per QP: 1 = an RO_SWOVR write pending, 2 = a QPCONF write. */
@@ -199,12 +238,10 @@ unsigned int ernic_window_sync(struct ernic_window *w)
 		const struct wreg *r = &w->regs[k];
 		uint32_t v = atomic_load_explicit(&w->win[r->off / 4],
 						  memory_order_acquire);
-		uint32_t mark;
 		struct pend *p;
 
-		/* Unchanged, or the engine's hook is publishing it. */
-		if (v == atomic_load(&w->pub[r->off / 4]) ||
-		    v == model_word(w, r, &mark))
+		/* Unchanged, or written with the value the model has. */
+		if (!sw_wrote(w, r, &v))
 			continue;
 		p = &w->pend[w->npend++];
 		p->r = r;
@@ -232,7 +269,7 @@ unsigned int ernic_window_sync(struct ernic_window *w)
 	 * it went through a reset the pass may not have seen (the disable
 	 * and the override may have come and gone). Software's own QPCONF
 	 * write, if any, decides whether it comes back; else it does so
-	 * before step 3. */
+	 * before step 4. */
 	for (uint32_t i = 1; i <= m->c_num_qp; i++) {
 		if (!(swovr[i] & 1) || !qp_enabled(m, i)) {
 			swovr[i] = 0;
@@ -256,6 +293,73 @@ unsigned int ernic_window_sync(struct ernic_window *w)
 	return (unsigned int)w->npend;
 }
 
+unsigned int ernic_window_sync(struct ernic_window *w)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&w->sync_lock);
+	n = sync_pass(w);
+	pthread_mutex_unlock(&w->sync_lock);
+	return n;
+}
+
+/* Whether software wrote any register in [lo, hi). */
+static bool sw_wrote_range(struct ernic_window *w, uint32_t lo, uint32_t hi)
+{
+	for (uint32_t off = lo; off < hi; off += 4) {
+		int32_t k = w->widx[off / 4];
+		uint32_t v;
+
+		if (k < 0)
+			continue;
+		v = atomic_load_explicit(&w->win[off / 4], memory_order_acquire);
+		if (sw_wrote(w, &w->regs[k], &v))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The engine's hook before a received packet: what the packet reads is
+ * the destination QP's block, the global block and, for a RETH or IETH,
+ * the PDT entry of its R_Key. A write there that no pass has applied
+ * yet may be what the sender heard of (software made the QP ready, then
+ * told the peer): apply everything now, as hardware would have long
+ * ago. Headers too short or a QP out of range are the engine's to judge.
+ */
+unsigned int ernic_window_before_rx(struct ernic_window *w,
+				    const uint8_t *bth, size_t len)
+{
+	uint32_t qpn, flags, key_at = 0;
+	bool stale;
+
+	if (len < ROCE_BTH_LEN)
+		return 0;
+	qpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+	flags = roce_opcode_flags(bth[0]);
+	if (flags & ROCE_HDR_RETH)
+		key_at = ROCE_BTH_LEN + 8;
+	else if (flags & ROCE_HDR_IETH)
+		key_at = ROCE_BTH_LEN;
+	stale = sw_wrote_range(w, ERNIC_XRNICCONF, ERNIC_QP_BASE);
+	if (!stale && qpn >= 1 && qpn <= w->m->c_num_qp)
+		stale = sw_wrote_range(w, ERNIC_QP(qpn, 0),
+				       ERNIC_QP(qpn, 0) + ERNIC_QP_STRIDE);
+	if (!stale && key_at && len >= key_at + 4) {
+		uint32_t slot = bth[key_at + 3];	/* R_Key[7:0] */
+
+		stale = slot < ERNIC_PDT_ENTRIES &&
+			sw_wrote_range(w, ERNIC_PDT(slot, 0),
+				       ERNIC_PDT(slot, 0) + ERNIC_PDT_STRIDE);
+	}
+	return stale ? ernic_window_sync(w) : 0;
+}
+
+static void rx_hook(void *arg, const uint8_t *bth, size_t len)
+{
+	ernic_window_before_rx(arg, bth, len);
+}
+
 struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 {
 	struct ernic_window *w = calloc(1, sizeof(*w));
@@ -265,6 +369,8 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 		return NULL;
 	w->m = m;
 	w->win = (_Atomic uint32_t *)win;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->sync_lock, NULL);
 	w->pub = calloc(nw, sizeof(*w->pub));
 	w->mark = calloc(nw, sizeof(*w->mark));
 	w->regs = calloc(nw, sizeof(*w->regs));
@@ -300,6 +406,8 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	pthread_mutex_lock(&m->lock);
 	m->hw_hook = hw_publish;
 	m->hw_hook_arg = w;
+	m->rx_hook = rx_hook;
+	m->rx_hook_arg = w;
 	pthread_mutex_unlock(&m->lock);
 	return w;
 err:
@@ -313,8 +421,10 @@ void ernic_window_destroy(struct ernic_window *w)
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->m->lock);
-	if (w->m->hw_hook_arg == w)
+	if (w->m->hw_hook_arg == w) {
 		w->m->hw_hook = NULL;
+		w->m->rx_hook = NULL;
+	}
 	pthread_mutex_unlock(&w->m->lock);
 	free(w->widx);
 	free(w->pub);
@@ -322,5 +432,7 @@ void ernic_window_destroy(struct ernic_window *w)
 	free(w->regs);
 	free(w->pend);
 	free(w->sorted);
+	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->sync_lock);
 	free(w);
 }

@@ -21,11 +21,14 @@ set_tests_properties(datapath datapath_wire events PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 
-# The post group on the UIO path, against the virtual FPGA (ernic-vfpga).
-# DP_A / DP_B ("DEVICE ADDR") run any group on other devices by hand;
-# the wire and events groups are not stable there yet (docs/hardware.md).
-add_test(NAME datapath_uio COMMAND test_datapath post)
-set_tests_properties(datapath_uio PROPERTIES
-  FIXTURES_REQUIRED ernicdevs
-  ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicu0 127.0.0.52;DP_B=ernicu1 127.0.0.53"
-  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+# Every group again on the UIO path, both sides virtual FPGAs
+# (ernic-vfpga), through the provider's UIO backend. DP_A / DP_B
+# ("DEVICE ADDR") run any group on other devices by hand.
+foreach(_g post wire events)
+  set(_n datapath_${_g}_uio)
+  add_test(NAME ${_n} COMMAND test_datapath ${_g})
+  set_tests_properties(${_n} PROPERTIES
+    FIXTURES_REQUIRED ernicdevs
+    ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicu0 127.0.0.52;DP_B=ernicu1 127.0.0.53"
+    SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+endforeach()

@@ -184,6 +184,63 @@ static void test_override_batch(void **state)
 			 ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_CQE_WRITE_EN);
 }
 
+/* A BTH (+ RETH) for QP qpn, R_Key key. */
+static size_t pkt(uint8_t *b, uint8_t opcode, uint32_t qpn, uint32_t key)
+{
+	memset(b, 0, 28);
+	b[0] = opcode;
+	b[5] = (uint8_t)(qpn >> 16);
+	b[6] = (uint8_t)(qpn >> 8);
+	b[7] = (uint8_t)qpn;
+	b[12 + 8] = (uint8_t)(key >> 24);
+	b[12 + 9] = (uint8_t)(key >> 16);
+	b[12 + 10] = (uint8_t)(key >> 8);
+	b[12 + 11] = (uint8_t)key;
+	return 28;
+}
+
+/* Before a received packet, writes it depends on are applied at once
+ * (the QP's block, the global block, its R_Key's PDT entry); others
+ * wait for the poller's pass. */
+static void test_before_rx(void **state)
+{
+	struct fix *f = *state;
+	const uint32_t lst2 = ERNIC_QP(2, ERNIC_LSTRQREQ);
+	const uint32_t key5 = ERNIC_PDT(5, ERNIC_BUFRKEY);
+	uint8_t b[28];
+
+	/* Nothing written: nothing to do. */
+	assert_int_equal(ernic_window_before_rx(f->w, b, pkt(b, 0x04, 2, 0)), 0);
+
+	sw_wr(f, lst2, 0x040000FF);
+	/* A SEND to QP 3 does not read QP 2; a short packet reads nothing. */
+	assert_int_equal(ernic_window_before_rx(f->w, b, pkt(b, 0x04, 3, 0)), 0);
+	assert_int_equal(ernic_window_before_rx(f->w, b, 11), 0);
+	assert_int_equal(ernic_model_reg_read(f->m, lst2), 0);
+	/* One to QP 2 does: the whole batch goes in, in order. */
+	sw_wr(f, ERNIC_QP(7, ERNIC_SQPSN), 0x100);
+	assert_int_equal(ernic_window_before_rx(f->w, b, pkt(b, 0x04, 2, 0)), 2);
+	assert_int_equal(ernic_model_reg_read(f->m, lst2), 0x040000FF);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_QP(7, ERNIC_SQPSN)),
+			 0x100);
+
+	/* An R_Key's PDT entry: a WRITE (RETH) to QP 3 with key slot 5. */
+	sw_wr(f, key5, 0x42);
+	assert_int_equal(ernic_window_before_rx(f->w, b,
+						pkt(b, 0x04, 3, 0x4205)), 0);
+	assert_int_equal(ernic_window_before_rx(f->w, b,
+						pkt(b, 0x0A, 3, 0x4206)), 0);
+	assert_int_equal(ernic_window_before_rx(f->w, b,
+						pkt(b, 0x0A, 3, 0x4205)), 1);
+	assert_int_equal(ernic_model_reg_read(f->m, key5), 0x42);
+
+	/* The global block: the IP's own enable. */
+	sw_wr(f, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+	assert_int_equal(ernic_window_before_rx(f->w, b, pkt(b, 0x11, 9, 0)), 1);
+	assert_true(ernic_model_reg_read(f->m, ERNIC_XRNICCONF) &
+		    ERNIC_XRNICCONF_EN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +248,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_w1c, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_override_batch, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_before_rx, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

@@ -55,12 +55,11 @@ static struct {
 	const char *root;
 	struct ernic_model *m;
 	struct ernic_window *w;
-	pthread_mutex_t sync_lock;	/* ernic_window_sync */
 	atomic_bool stop;
 	int clients[MAX_CLIENTS];
 	uint32_t irq_count;
 	bool irq_out;			/* delivered, waiting for an unmask */
-} vf = { .sync_lock = PTHREAD_MUTEX_INITIALIZER };
+} vf;
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -131,16 +130,6 @@ static void *shared_file(const char *rel, size_t len)
 	return va;
 }
 
-static unsigned int sync_pass(void)
-{
-	unsigned int n;
-
-	pthread_mutex_lock(&vf.sync_lock);
-	n = ernic_window_sync(vf.w);
-	pthread_mutex_unlock(&vf.sync_lock);
-	return n;
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -162,7 +151,7 @@ static void *poller(void *arg)
 		uint64_t idle;
 		struct timespec ts = { 0, 0 };
 
-		if (sync_pass()) {
+		if (ernic_window_sync(vf.w)) {
 			last = now_ns();
 			continue;
 		}
@@ -203,7 +192,7 @@ static void client_msg(int k)
 		return;
 	/* The handler's W1C writes reach the model before the unmask, as
 	 * on the bus they precede it. */
-	sync_pass();
+	ernic_window_sync(vf.w);
 	vf.irq_out = false;
 	ernic_model_irq_enable(vf.m);
 }
@@ -261,7 +250,7 @@ static void serve(int lsock, int sigfd)
 		if (p[2].revents & POLLIN) {
 			/* What the handler will read must be in the window
 			 * before it hears of the interrupt. */
-			sync_pass();
+			ernic_window_sync(vf.w);
 			vf.irq_count++;
 			vf.irq_out = true;
 			send_count();
@@ -374,6 +363,7 @@ int main(int argc, char **argv)
 
 	atomic_store(&vf.stop, true);
 	pthread_join(thr, NULL);
+	ernic_model_stop(vf.m);	/* no rx hook into a window that is gone */
 	ernic_window_destroy(vf.w);
 	ernic_model_destroy(vf.m);
 	return 0;

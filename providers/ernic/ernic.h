@@ -282,6 +282,8 @@ int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /* QP Deletion steps 1-5, without freeing memory. Caller holds dev->lock. */
 void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t idx);
+/* After QP EN is set: wait, bounded, until STATQPi.FATAL reads clear. */
+void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t idx);
 /* Reset, without waiting, every RC QP a previous user of the IP left
  * configured (a process that exited without destroying its QPs: the IP
  * outlives it). Caller holds dev->lock. */

@@ -228,6 +228,7 @@ static void program_rtr(struct ernic_dev *dev, struct ernic_qp *qp,
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_TIMEOUTCONF), timeoutconf(a));
 	qp->qpconf |= ERNIC_QPCONF_QP_EN;
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qp->qpconf);
+	ernic_qp_hw_enabled(dev, i);
 }
 
 /* Merge the attributes named in mask into the shadow copy. */

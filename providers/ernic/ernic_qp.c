@@ -12,6 +12,7 @@
 #include "ernic.h"
 
 #define ERNIC_DRAIN_TIMEOUT_MS 200
+#define ERNIC_ENABLE_TIMEOUT_MS 100
 
 static int check_cap(struct ibv_qp_cap *cap)
 {
@@ -300,6 +301,28 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 {
 	wait_drained(dev->acc, i);
 	hw_clear(dev, i);
+}
+
+/*
+ * QP Fatal Recovery step 13: setting QP EN clears STATQPi.FATAL. Read
+ * it back once before the QP counts as ready, so that poll_cq never
+ * takes the FATAL of the QP's last life for a new one. On the IP the
+ * first read already sees it clear (reads are ordered after writes to
+ * the same slave); a virtual FPGA applies posted writes at its next
+ * pass. A QP that stays FATAL is left to the data path to report.
+ */
+void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t i)
+{
+	const struct timespec step = { 0, 20000 };
+
+	for (int t = 0; t < ERNIC_ENABLE_TIMEOUT_MS * 50; t++) {
+		if (!(ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)) &
+		      ERNIC_STATQP_FATAL))
+			return;
+		nanosleep(&step, NULL);
+	}
+	ernic_log("QP %u: still FATAL %d ms after QP EN was set", i,
+		  ERNIC_ENABLE_TIMEOUT_MS);
 }
 
 void ernic_qp_hw_reclaim(struct ernic_dev *dev)

@@ -4,10 +4,8 @@
 # and with both sides on the fixture's virtual-FPGA devices (ernicu0 =
 # 127.0.0.52, ernicu1 = 127.0.0.53, driven through the provider's UIO
 # backend) and the software device ernict1 (127.0.0.3) as the other peer.
-# Not in ctest yet: one run in a few loses a message between two virtual
-# FPGAs and hangs (docs/hardware.md "Known problems"). By hand, with the
-# fixture's devices up (tests/devices.sh setup) and ctest's environment
-# (ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS).
+# Needs the fixture's devices (tests/devices.sh setup) and ctest's
+# environment (ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS).
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
