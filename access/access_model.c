@@ -5,23 +5,116 @@
  * ordinary host memory given a bus address by the model's address space.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "access_model.h"
+#include "ernic_conf.h"
 #include "ernic_access.h"
 #include "ernic_model.h"
+
+/*
+ * coherent=0 on a software ERNIC simulates a non-coherent bus at its
+ * strictest, as a test oracle for the provider's cache maintenance: the
+ * IP sees its own copy of every DMA block and mapped user buffer (the
+ * "DDR"), the CPU the original (its "cache"), and only dma_sync moves
+ * bytes between them, as if no cache line were ever evicted. A missing
+ * clean leaves the IP reading old bytes; a missing invalidate leaves the
+ * CPU reading old bytes. (Byte-exact: sharing a cache line between the
+ * CPU's and the IP's words is not caught here; ernic_hw.h keeps them
+ * apart.)
+ */
+struct shadow {
+	uint8_t *cpu;
+	uint8_t *dev;
+	size_t len;
+	uint64_t bus;
+};
 
 struct model_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
 	struct ernic_model *m;
+	pthread_mutex_t lock;		/* shadows */
+	struct shadow *sh;
+	size_t nsh, cap;
 };
 
 static struct ernic_model *to_model(struct ernic_access *acc)
 {
 	return ((struct model_access *)acc)->m;
+}
+
+static struct model_access *to_ma(struct ernic_access *acc)
+{
+	return (struct model_access *)acc;
+}
+
+static int shadow_add(struct model_access *ma, uint8_t *cpu, uint8_t *dev,
+		      size_t len, uint64_t bus)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&ma->lock);
+	if (ma->nsh == ma->cap) {
+		size_t cap = ma->cap ? ma->cap * 2 : 16;
+		struct shadow *n = realloc(ma->sh, cap * sizeof(*n));
+
+		if (!n) {
+			rc = ENOMEM;
+			goto out;
+		}
+		ma->sh = n;
+		ma->cap = cap;
+	}
+	ma->sh[ma->nsh++] = (struct shadow){ cpu, dev, len, bus };
+out:
+	pthread_mutex_unlock(&ma->lock);
+	return rc;
+}
+
+/* Drop the shadow of bus; returns its IP-side copy to free. */
+static uint8_t *shadow_del(struct model_access *ma, uint64_t bus)
+{
+	uint8_t *dev = NULL;
+
+	pthread_mutex_lock(&ma->lock);
+	for (size_t k = 0; k < ma->nsh; k++)
+		if (ma->sh[k].bus == bus) {
+			dev = ma->sh[k].dev;
+			ma->sh[k] = ma->sh[--ma->nsh];
+			break;
+		}
+	pthread_mutex_unlock(&ma->lock);
+	return dev;
+}
+
+/* Every shadow overlapping [va, va+len) (MRs may overlap). */
+static void ma_dma_sync(struct ernic_access *acc, const void *va, size_t len,
+			enum ernic_dma_dir dir)
+{
+	struct model_access *ma = to_ma(acc);
+	const uintptr_t lo = (uintptr_t)va, hi = lo + len;
+
+	pthread_mutex_lock(&ma->lock);
+	for (size_t k = 0; k < ma->nsh; k++) {
+		const struct shadow *sh = &ma->sh[k];
+		uintptr_t a = (uintptr_t)sh->cpu, b = a + sh->len;
+		size_t off, n;
+
+		if (hi <= a || lo >= b)
+			continue;
+		off = (lo > a ? lo : a) - a;
+		n = (hi < b ? hi : b) - a - off;
+		if (dir == ERNIC_DMA_TO_DEVICE)
+			memcpy(sh->dev + off, sh->cpu + off, n);
+		else
+			memcpy(sh->cpu + off, sh->dev + off, n);
+	}
+	pthread_mutex_unlock(&ma->lock);
 }
 
 static uint32_t ma_reg_read(struct ernic_access *acc, uint32_t off)
@@ -39,7 +132,7 @@ static int ma_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t a, size;
-	void *va;
+	void *va, *dev = NULL;
 	int rc;
 
 	if (!len || (align & (align - 1)))
@@ -52,9 +145,23 @@ static int ma_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 	if (rc)
 		return rc;
 	memset(va, 0, size);
+	if (acc->ops->dma_sync) {
+		rc = posix_memalign(&dev, a, size);
+		if (rc) {
+			free(va);
+			return rc;
+		}
+		memset(dev, 0, size);
+	}
 	/* Map only what was asked for: an IP access past len must fault. */
-	rc = ernic_model_map(to_model(acc), va, len, a, &out->bus);
+	rc = ernic_model_map(to_model(acc), dev ? dev : va, len, a, &out->bus);
+	if (!rc && dev) {
+		rc = shadow_add(to_ma(acc), va, dev, len, out->bus);
+		if (rc)
+			ernic_model_unmap(to_model(acc), out->bus);
+	}
 	if (rc) {
+		free(dev);
 		free(va);
 		return rc;
 	}
@@ -68,6 +175,8 @@ static void ma_dma_free(struct ernic_access *acc, struct ernic_dma *dma)
 	if (!dma || !dma->va)
 		return;
 	ernic_model_unmap(to_model(acc), dma->bus);
+	if (acc->ops->dma_sync)
+		free(shadow_del(to_ma(acc), dma->bus));
 	free(dma->va);
 	memset(dma, 0, sizeof(*dma));
 }
@@ -75,12 +184,33 @@ static void ma_dma_free(struct ernic_access *acc, struct ernic_dma *dma)
 static int ma_map_user(struct ernic_access *acc, void *va, size_t len,
 		       uint64_t *bus)
 {
-	return ernic_model_map(to_model(acc), va, len, 1, bus);
+	uint8_t *dev;
+	int rc;
+
+	if (!acc->ops->dma_sync)
+		return ernic_model_map(to_model(acc), va, len, 1, bus);
+	/* Registration leaves DDR as the CPU sees it (the kernel's
+	 * dma_map cleans the buffer). */
+	dev = malloc(len ? len : 1);
+	if (!dev)
+		return ENOMEM;
+	memcpy(dev, va, len);
+	rc = ernic_model_map(to_model(acc), dev, len, 1, bus);
+	if (!rc) {
+		rc = shadow_add(to_ma(acc), va, dev, len, *bus);
+		if (rc)
+			ernic_model_unmap(to_model(acc), *bus);
+	}
+	if (rc)
+		free(dev);
+	return rc;
 }
 
 static void ma_unmap_user(struct ernic_access *acc, uint64_t bus, size_t len)
 {
 	ernic_model_unmap(to_model(acc), bus);
+	if (acc->ops->dma_sync)
+		free(shadow_del(to_ma(acc), bus));
 }
 
 /* The model raises rnic_intr from INTSTS & INTEN (PG332 ch.3). */
@@ -104,7 +234,13 @@ static void ma_close(struct ernic_access *acc)
 {
 	if (!acc)
 		return;
-	ernic_model_destroy(to_model(acc));
+	struct model_access *ma = to_ma(acc);
+
+	ernic_model_destroy(ma->m);
+	for (size_t k = 0; k < ma->nsh; k++)
+		free(ma->sh[k].dev);
+	free(ma->sh);
+	pthread_mutex_destroy(&ma->lock);
 	free(acc);
 }
 
@@ -122,6 +258,22 @@ static const struct ernic_access_ops model_ops = {
 	.close = ma_close,
 };
 
+/* coherent=0: the same, over a simulated non-coherent bus. */
+static const struct ernic_access_ops model_nc_ops = {
+	.name = "model",
+	.reg_read = ma_reg_read,
+	.reg_write = ma_reg_write,
+	.dma_alloc = ma_dma_alloc,
+	.dma_free = ma_dma_free,
+	.map_user = ma_map_user,
+	.unmap_user = ma_unmap_user,
+	.wait_irq = ma_wait_irq,
+	.irq_fd = ma_irq_fd,
+	.irq_enable = ma_irq_enable,
+	.dma_sync = ma_dma_sync,
+	.close = ma_close,
+};
+
 int ernic_access_model_open(const struct ernic_conf *conf,
 			    struct ernic_access **out, char *err,
 			    size_t errlen)
@@ -133,11 +285,13 @@ int ernic_access_model_open(const struct ernic_conf *conf,
 		snprintf(err, errlen, "model: out of memory");
 		return ENOMEM;
 	}
+	pthread_mutex_init(&ma->lock, NULL);
 	ma->m = ernic_model_create(conf);
 	if (!ma->m) {
 		rc = errno ? errno : ENOMEM;
 		snprintf(err, errlen, "model: %s%s", strerror(rc),
 			 rc == EINVAL ? " (C_NUM_QP out of range)" : "");
+		pthread_mutex_destroy(&ma->lock);
 		free(ma);
 		return rc;
 	}
@@ -146,15 +300,18 @@ int ernic_access_model_open(const struct ernic_conf *conf,
 	rc = ernic_model_start(ma->m, conf, err, errlen);
 	if (rc) {
 		ernic_model_destroy(ma->m);
+		pthread_mutex_destroy(&ma->lock);
 		free(ma);
 		return rc;
 	}
-	ma->base.ops = &model_ops;
+	ma->base.ops = conf->coherent ? &model_ops : &model_nc_ops;
 	*out = &ma->base;
 	return 0;
 }
 
 struct ernic_model *ernic_access_model(struct ernic_access *acc)
 {
-	return acc && acc->ops == &model_ops ? to_model(acc) : NULL;
+	return acc && (acc->ops == &model_ops || acc->ops == &model_nc_ops) ?
+		       to_model(acc) :
+		       NULL;
 }

@@ -34,6 +34,7 @@
 #include "access_uio.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
+#include "dma_cache.h"
 #include "ernic_hw.h"
 #include "uio_dma.h"
 
@@ -144,8 +145,31 @@ static void ua_close(struct ernic_access *acc)
 	free(ua);
 }
 
+static void ua_dma_sync(struct ernic_access *acc, const void *va, size_t len,
+			enum ernic_dma_dir dir)
+{
+	(void)acc;
+	ernic_cache_maint(va, len, dir == ERNIC_DMA_TO_DEVICE);
+}
+
 static const struct ernic_access_ops uio_ops = {
 	.name = "uio",
+	.reg_read = ua_reg_read,
+	.reg_write = ua_reg_write,
+	.dma_alloc = ua_dma_alloc,
+	.dma_free = ua_dma_free,
+	.map_user = ua_map_user,
+	.unmap_user = ua_unmap_user,
+	.wait_irq = ua_wait_irq,
+	.irq_fd = ua_irq_fd,
+	.irq_enable = ua_irq_enable,
+	.close = ua_close,
+};
+
+/* coherent=0: the same, with cache maintenance (dma_cache.h). */
+static const struct ernic_access_ops uio_nc_ops = {
+	.name = "uio",
+	.dma_sync = ua_dma_sync,
 	.reg_read = ua_reg_read,
 	.reg_write = ua_reg_write,
 	.dma_alloc = ua_dma_alloc,
@@ -343,12 +367,17 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 			 ERNIC_REG_SPACE_SIZE);
 		return ENODEV;
 	}
+	if (!conf->coherent && !ERNIC_HAVE_CACHE_OPS) {
+		snprintf(err, errlen, "uio: coherent=0 needs cache maintenance "
+			 "from user space, which this CPU architecture lacks");
+		return EOPNOTSUPP;
+	}
 	ua = calloc(1, sizeof(*ua));
 	if (!ua) {
 		snprintf(err, errlen, "uio: out of memory");
 		return ENOMEM;
 	}
-	ua->base.ops = &uio_ops;
+	ua->base.ops = conf->coherent ? &uio_ops : &uio_nc_ops;
 	ua->irq = -1;
 	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
 	ua->fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -387,6 +416,8 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 				    dev, &md, &ua->dma, err, errlen);
 	if (rc)
 		goto err;
+	if (!conf->coherent)
+		uio_dma_set_noncoherent(ua->dma);
 	/* Interrupts start masked until the first unmask (UIO semantics
 	 * for a fresh open): unmask now, the provider handles them. */
 	rc = ua_irq_enable(&ua->base);

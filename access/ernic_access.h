@@ -25,6 +25,12 @@ struct ernic_dma {
 	size_t len;
 };
 
+/* Which side reads next (dma_sync). */
+enum ernic_dma_dir {
+	ERNIC_DMA_TO_DEVICE,	/* the IP reads what the CPU wrote: clean */
+	ERNIC_DMA_FROM_DEVICE,	/* the CPU reads what the IP wrote: invalidate */
+};
+
 struct ernic_access_ops {
 	const char *name;
 	uint32_t (*reg_read)(struct ernic_access *acc, uint32_t off);
@@ -45,6 +51,11 @@ struct ernic_access_ops {
 	 * masked until irq_enable() consumes the event and unmasks it. */
 	int (*irq_fd)(struct ernic_access *acc);
 	int (*irq_enable)(struct ernic_access *acc);
+	/* Non-coherent DMA only (NULL when the IP's DMA is coherent): make
+	 * [va, va+len) of DMA memory or of a mapped user buffer agree
+	 * between the CPU's caches and DDR in direction dir. */
+	void (*dma_sync)(struct ernic_access *acc, const void *va, size_t len,
+			 enum ernic_dma_dir dir);
 	void (*close)(struct ernic_access *acc);
 };
 
@@ -68,6 +79,13 @@ static inline void ernic_wr(struct ernic_access *acc, uint32_t off,
 			    uint32_t val)
 {
 	acc->ops->reg_write(acc, off, val);
+}
+
+static inline void ernic_dma_sync(struct ernic_access *acc, const void *va,
+				  size_t len, enum ernic_dma_dir dir)
+{
+	if (acc->ops->dma_sync)
+		acc->ops->dma_sync(acc, va, len, dir);
 }
 
 /* Write a 64-bit bus address to an LSB/MSB register pair. */

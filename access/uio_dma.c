@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "access_uio.h"
+#include "dma_cache.h"
 #include "ernic_access.h"
 #include "uio_dma.h"
 
@@ -47,6 +48,7 @@ struct uio_dma {
 	uint8_t *used;		/* one byte per page: cheap and simple */
 	struct move *moves;
 	size_t nmoves, cap;
+	bool noncoherent;
 };
 
 static void uio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -293,6 +295,9 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 		goto out;
 	}
 	memcpy(d->va + p * d->page, (void *)start, end - start);
+	/* The IP may read the buffer as soon as the MR exists. */
+	if (d->noncoherent)
+		ernic_cache_maint(d->va + p * d->page, end - start, true);
 	rc = place(d, p * d->page, end - start, start);
 	if (rc) {
 		uio_log("cannot move %p (%zu bytes) into the DMA region: %s",
@@ -308,6 +313,11 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 out:
 	pthread_mutex_unlock(&d->lock);
 	return rc;
+}
+
+void uio_dma_set_noncoherent(struct uio_dma *d)
+{
+	d->noncoherent = true;
 }
 
 void uio_dma_unmap_user(struct uio_dma *d, uint64_t bus)
@@ -330,6 +340,8 @@ void uio_dma_unmap_user(struct uio_dma *d, uint64_t bus)
 				strerror(errno));
 			break;
 		}
+		if (d->noncoherent)
+			ernic_cache_maint((void *)m->start, m->len, false);
 		memcpy(anon, (void *)m->start, m->len);
 		if (mremap(anon, m->len, m->len, MREMAP_MAYMOVE | MREMAP_FIXED,
 			   (void *)m->start) == MAP_FAILED) {

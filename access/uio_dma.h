@@ -23,6 +23,8 @@ int uio_dma_create(int fd, off_t foff, bool own_fd, const char *what,
 		   const struct uio_map *map, struct uio_dma **out, char *err,
 		   size_t errlen);
 void uio_dma_destroy(struct uio_dma *d);
+/* The IP's DMA is not cache-coherent: moves clean and invalidate. */
+void uio_dma_set_noncoherent(struct uio_dma *d);
 
 int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
 		  struct ernic_dma *out);

@@ -436,9 +436,12 @@ struct ernic_immq_entry {
 };
 _Static_assert(sizeof(struct ernic_immq_entry) == ERNIC_IMMQ_ENTRY_SIZE,
 	       "IMMQ entry");
+/* RQ doorbell block: the IP writes the first two words; software writes
+ * IMMQ_CI, a cache line (64 B) away, so that on a non-coherent bus the
+ * CPU never writes back a stale copy of the IP's words with its own. */
 #define ERNIC_RQDB_WPTR 0u
 #define ERNIC_RQDB_IMMQ_WPTR 4u
-#define ERNIC_RQDB_IMMQ_CI 8u
+#define ERNIC_RQDB_IMMQ_CI 64u
 
 static inline uint64_t ernic_rxlen_off(uint32_t depth, uint32_t bufsz)
 {

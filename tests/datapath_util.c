@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "datapath_util.h"
+#include "ernicdv.h"
 
 struct side A = { .ip = "127.0.0.2" }, B = { .ip = "127.0.0.3" };
 
@@ -249,6 +250,17 @@ void fill(uint8_t *p, size_t len, unsigned int seed)
 {
 	for (size_t k = 0; k < len; k++)
 		p[k] = (uint8_t)(seed * 131 + k * 7 + (k >> 8));
+}
+
+/* Memory the peer reads or writes with RDMA and no local work request
+ * names: on a non-coherent device (coherent=0) the application keeps the
+ * caches right itself (ernicdv_sync_mr); elsewhere a no-op. */
+void peer_sync(struct side *s, void *p, size_t len, bool for_cpu)
+{
+	assert_int_equal(ernicdv_sync_mr(s->mr, p, len,
+					 for_cpu ? ERNICDV_SYNC_FOR_CPU :
+						   ERNICDV_SYNC_FOR_DEVICE),
+			 0);
 }
 
 /* Poll cq until n completions or the deadline. */

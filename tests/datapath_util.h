@@ -75,6 +75,7 @@ void wr_set(struct ibv_send_wr *wr, uint64_t id, enum ibv_wr_opcode op,
 	    struct ibv_sge *sg, int nsge, int flags);
 void chain(struct ibv_send_wr *wr, int n);
 void fill(uint8_t *p, size_t len, unsigned int seed);
+void peer_sync(struct side *s, void *p, size_t len, bool for_cpu);
 void post_recv1(struct ibv_qp *qp, uint64_t id, void *buf, uint32_t len,
 		uint32_t lkey);
 /* A one-SGE request from A's buffer (imm: ImmDt or the R_Key to

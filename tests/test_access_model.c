@@ -34,6 +34,7 @@ static void conf_init(struct ernic_conf *c)
 	strcpy(c->netdev, "lo");
 	c->udp_sport = ERNIC_UDP_SPORT_DEFAULT;
 	c->wire = ERNIC_WIRE_UDP;
+	c->coherent = 1;
 }
 
 static void test_open_errors(void **state)
@@ -138,6 +139,57 @@ static bool irq_pending(struct ernic_access *acc)
 	return poll(&p, 1, 0) == 1;
 }
 
+/* coherent=0: the IP's bytes and the CPU's meet only through dma_sync,
+ * for DMA blocks and mapped user buffers alike. */
+static void test_noncoherent(void **state)
+{
+	struct ernic_conf c;
+	struct ernic_access *acc;
+	struct ernic_model *m;
+	struct ernic_dma d;
+	uint8_t *ip, user[256];
+	char err[128];
+	uint64_t bus;
+
+	conf_init(&c);
+	c.coherent = 0;
+	assert_int_equal(ernic_access_open(&c, &acc, err, sizeof(err)), 0);
+	m = ernic_access_model(acc);
+	assert_non_null(m);
+	assert_non_null(acc->ops->dma_sync);
+
+	assert_int_equal(acc->ops->dma_alloc(acc, 128, 64, &d), 0);
+	ip = ernic_model_bus_to_va(m, d.bus, 128);
+	assert_non_null(ip);
+	assert_ptr_not_equal(ip, d.va);
+	memset(d.va, 0x11, 128);		/* the CPU writes: not seen */
+	assert_int_equal(ip[0], 0);
+	ernic_dma_sync(acc, (uint8_t *)d.va + 8, 8, ERNIC_DMA_TO_DEVICE);
+	assert_int_equal(ip[7], 0);
+	assert_int_equal(ip[8], 0x11);
+	assert_int_equal(ip[15], 0x11);
+	assert_int_equal(ip[16], 0);
+	ip[100] = 0x22;				/* the IP writes: not seen */
+	assert_int_equal(((uint8_t *)d.va)[100], 0x11);
+	ernic_dma_sync(acc, (uint8_t *)d.va + 96, 32, ERNIC_DMA_FROM_DEVICE);
+	assert_int_equal(((uint8_t *)d.va)[100], 0x22);
+	acc->ops->dma_free(acc, &d);
+
+	/* A user buffer: DDR starts as the CPU saw it at registration. */
+	memset(user, 0x33, sizeof(user));
+	assert_int_equal(acc->ops->map_user(acc, user, sizeof(user), &bus), 0);
+	ip = ernic_model_bus_to_va(m, bus, sizeof(user));
+	assert_non_null(ip);
+	assert_int_equal(ip[255], 0x33);
+	ip[0] = 0x44;
+	assert_int_equal(user[0], 0x33);
+	ernic_dma_sync(acc, user, 1, ERNIC_DMA_FROM_DEVICE);
+	assert_int_equal(user[0], 0x44);
+	acc->ops->unmap_user(acc, bus, sizeof(user));
+	assert_null(ernic_model_bus_to_va(m, bus, 1));
+	acc->ops->close(acc);
+}
+
 /* The interrupt fd behaves as UIO's: delivery masks until irq_enable,
  * which fires again while the line (INTSTS & INTEN) is still high. */
 static void test_irq_fd(void **state)
@@ -184,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_model_backend),
 		cmocka_unit_test(test_irq_fd),
+		cmocka_unit_test(test_noncoherent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -196,11 +196,13 @@ static void test_write_read(void **state)
 	pair_up(&p, 16, 16);
 	fill(A.buf, len, 3);
 	memset(B.buf, 0, len + 128);
+	peer_sync(&B, B.buf, len + 128, false);
 	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, len, (uintptr_t)B.buf + 64,
 	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
 	want_ab(w, 1, 0);
 	drive(w, 2, "RDMA WRITE");
 	check_wc(&w[0].wc[0], 1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
+	peer_sync(&B, B.buf, len + 128, true);
 	assert_memory_equal(B.buf + 64, A.buf, len);
 	assert_int_equal(B.buf[63], 0);
 	assert_int_equal(B.buf[len + 64], 0);
@@ -220,10 +222,12 @@ static void test_write_read(void **state)
 	assert_int_equal(w[1].wc[0].byte_len, len);
 	assert_int_equal(w[1].wc[0].wc_flags, IBV_WC_WITH_IMM);
 	assert_int_equal(w[1].wc[0].imm_data, htobe32(0xcafe));
+	peer_sync(&B, B.buf, len, true);
 	assert_memory_equal(B.buf, A.buf, len);
 
 	/* READ back what B holds into A. */
 	fill(B.buf, len, 5);
+	peer_sync(&B, B.buf, len, false);
 	memset(A.buf, 0, len);
 	post1(p.a, 4, IBV_WR_RDMA_READ, A.buf, len, (uintptr_t)B.buf,
 	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
@@ -248,6 +252,7 @@ static void test_inline_qpex_unsignaled(void **state)
 	pair_up2(&p, qp_new(&A, 12, 4, QX_OPS), qp_new(&B, 12, 4, 0),
 		 &conn_std, &conn_std);
 	memset(B.buf, 0, 8192);
+	peer_sync(&B, B.buf, 8192, false);
 	post_recv1(p.b, 1, B.buf, 64, B.mr->lkey);
 	wr_set(&wr[0], 2, IBV_WR_SEND, &s, 1,
 	       IBV_SEND_INLINE | IBV_SEND_SIGNALED);
@@ -264,6 +269,7 @@ static void test_inline_qpex_unsignaled(void **state)
 	check_wc(&w[0].wc[1], 3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, p.a, p.b);
 	assert_int_equal(w[1].wc[0].byte_len, 16);
 	assert_memory_equal(B.buf, "fifteen bytes..", 16);
+	peer_sync(&B, B.buf + 4096, 16, true);
 	assert_memory_equal(B.buf + 4096, "fifteen bytes..", 16);
 
 	/* qp_ex: SEND and WRITE end to end. */
@@ -286,6 +292,7 @@ static void test_inline_qpex_unsignaled(void **state)
 	check_wc(&w[1].wc[0], 4, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
 	assert_int_equal(w[1].wc[0].byte_len, 3000);
 	assert_memory_equal(B.buf, A.buf, 3000);
+	peer_sync(&B, B.buf + 4096, 4096, true);
 	assert_memory_equal(B.buf + 4096, A.buf + 4096, 4096);
 
 	/* Ten unsignaled WRITEs and a signaled one, three times over, on
@@ -373,6 +380,8 @@ static void test_remote_access_errors(void **state)
 		pair_up(&p, 16, 16);
 		memset(B.buf, 0x5a, 8192);
 		memset(tail, 0x5a, 4096);
+		peer_sync(&B, B.buf, 8192, false);
+		peer_sync(&B, tail, 4096, false);
 		memset(A.buf, 0xa5, 8192);
 		/* Unsignaled: error completions are reported anyway. */
 		post1(p.a, 1, cases[c].op, A.buf, 8192, cases[c].raddr,
@@ -381,6 +390,8 @@ static void test_remote_access_errors(void **state)
 		expect_error(p.a, p.b->qp_num, IBV_WC_REM_ACCESS_ERR,
 			     cases[c].wop, 0x62, cases[c].what);
 		/* Nothing moved at either end. */
+		peer_sync(&B, B.buf, 8192, true);
+		peer_sync(&B, tail, 4096, true);
 		for (size_t k = 0; k < 4096; k++) {
 			assert_int_equal(B.buf[k], 0x5a);
 			assert_int_equal(tail[k], 0x5a);

@@ -30,8 +30,9 @@
 #define ERNIC_MAX_WR_LEN (1u << 31)	/* IBTA message size limit */
 #define ERNIC_QP1_DEPTH 32u
 #define ERNIC_QP1_RQ_ELEM_SIZE 256u	/* a MAD is 256 bytes */
-/* Doorbell pool: one 64-byte line per QP, CQ doorbell then RQ doorbell. */
-#define ERNIC_DB_STRIDE 64u
+/* Doorbell pool, per QP: the IP's CQ and RQ doorbells in one 64-byte
+ * line, the RQ block's software word (IMMQ_CI) in the next. */
+#define ERNIC_DB_STRIDE 128u
 #define ERNIC_DB_RQ_OFF 32u
 /* PG332 Table 3-2 error buffer: 256 entries of 256 bytes. */
 #define ERNIC_ERRBUF_NUM 256u
@@ -128,6 +129,8 @@ enum {
 };
 struct ernic_swqe {
 	uint64_t wr_id;
+	uint64_t read_va;		/* a READ piece's destination, and */
+	uint32_t read_len;		/* its length: invalidated (coherent=0) */
 	uint32_t length;		/* bytes of the whole work request */
 	uint8_t opcode;			/* Table 2-1 OPCODE of the request */
 	uint8_t flags;
@@ -282,6 +285,8 @@ int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 /* QP Deletion steps 1-5, without freeing memory. Caller holds dev->lock. */
 void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t idx);
+/* Zero QP i's doorbell slot, in DDR too. */
+void ernic_qp_db_clear(struct ernic_dev *dev, uint32_t idx);
 /* After QP EN is set: wait, bounded, until STATQPi.FATAL reads clear. */
 void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t idx);
 /* Reset, without waiting, every RC QP a previous user of the IP left

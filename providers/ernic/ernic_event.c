@@ -147,7 +147,11 @@ static void fatal_scan(struct ernic_dev *dev)
 	}
 	for (; dev->ipkterrq_rp != wp;
 	     dev->ipkterrq_rp = (dev->ipkterrq_rp + 1) % ERNIC_IPKTERRQ_NUM) {
-		uint64_t ent = le64toh(q[dev->ipkterrq_rp]);
+		uint64_t ent;
+
+		ernic_dma_sync(dev->acc, &q[dev->ipkterrq_rp], sizeof(*q),
+			       ERNIC_DMA_FROM_DEVICE);
+		ent = le64toh(q[dev->ipkterrq_rp]);
 		uint32_t code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
 		uint32_t i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
 		struct ernic_qp *qp;

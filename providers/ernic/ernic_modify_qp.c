@@ -149,10 +149,9 @@ static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
 	/* Fresh rings: nothing produced, nothing completed. */
 	memset(qp->sq.va, 0, qp->sq.len);
 	memset(qp->cq.va, 0, qp->cq.len);
-	*ernic_cq_db_va(dev, i) = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_WPTR / 4] = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_WPTR / 4] = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_CI / 4] = 0;
+	ernic_dma_sync(acc, qp->sq.va, qp->sq.len, ERNIC_DMA_TO_DEVICE);
+	ernic_dma_sync(acc, qp->cq.va, qp->cq.len, ERNIC_DMA_TO_DEVICE);
+	ernic_qp_db_clear(dev, i);
 
 	ernic_wr64(acc, ERNIC_QP(i, ERNIC_RQBA), ERNIC_QP(i, ERNIC_RQBAMSB),
 		   qp->rq.bus);

@@ -106,10 +106,18 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const uint32_t slot = qp->sq_ci;
 	const struct ernic_swqe *sw = &qp->swqe[slot];
-	const uint32_t cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
-	const uint32_t wrid = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
-	const uint32_t op = ERNIC_FIELD_GET(ERNIC_CQE_OPCODE, cqe);
-	uint32_t syn;
+	uint32_t cqe;
+	uint32_t wrid, op, syn;
+
+	ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
+		       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
+	cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
+	wrid = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
+	op = ERNIC_FIELD_GET(ERNIC_CQE_OPCODE, cqe);
+	/* A READ's data is in DDR once its CQE is (non-coherent DMA). */
+	if (sw->read_len)
+		ernic_dma_sync(dev->acc, (const void *)(uintptr_t)sw->read_va,
+			       sw->read_len, ERNIC_DMA_FROM_DEVICE);
 
 	if (wrid != slot)
 		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
@@ -162,7 +170,11 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	while (!qp->sq_flushing && n < max) {
 		/* Acquire: the CQEs before the index are in memory. */
-		uint32_t wi = ernic_db_load(db);
+		uint32_t wi;
+
+		ernic_dma_sync(dev->acc, (const void *)db, sizeof(*db),
+			       ERNIC_DMA_FROM_DEVICE);
+		wi = ernic_db_load(db);
 
 		if (wi >= qp->sq_depth) {
 			ernic_log("QP %u: CQ write index %u beyond depth %u",
@@ -184,6 +196,8 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		}
 		/* In error: what the IP completed before it stopped is
 		 * reported; the rest is flushed. */
+		ernic_dma_sync(dev->acc, (const void *)db, sizeof(*db),
+			       ERNIC_DMA_FROM_DEVICE);
 		if (ernic_db_load(db) == qp->sq_ci)
 			qp->sq_flushing = true;
 	}

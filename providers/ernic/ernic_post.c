@@ -83,6 +83,8 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 	memcpy((uint8_t *)qp->sq.va + (size_t)slot * ERNIC_WQE_SIZE, wqe,
 	       sizeof(*wqe));
 	sw->wr_id = w->wr_id;
+	sw->read_va = 0;
+	sw->read_len = 0;
 	sw->length = len;
 	sw->opcode = op_map[w->opcode].hw;
 	sw->flags = flags;
@@ -142,6 +144,10 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 				       sum, false, &bus, NULL))
 			return EINVAL;
 		wqe->laddr = htole64(bus);
+		/* Nothing is queued yet, but the data is final: a failed
+		 * post has only cleaned some lines. */
+		ernic_dma_sync(dev->acc, (const void *)(uintptr_t)one->addr,
+			       sum, ERNIC_DMA_TO_DEVICE);
 	}
 	wqe->length = htole32((uint32_t)sum);
 	*total = sum;
@@ -218,6 +224,26 @@ static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 			wqe.rtag = htole32(w->rkey);
 			put_wqe(qp, &wqe, w, (uint32_t)total,
 				last ? ERNIC_SWQE_LAST | sig : 0);
+			/* Non-coherent DMA: the IP reads a WRITE's source
+			 * from DDR; a READ's destination is invalidated
+			 * when its CQE is polled. */
+			if (s) {
+				/* A READ's destination too: a dirty line
+				 * that the invalidate at its completion wrote
+				 * back would overwrite the IP's data. */
+				ernic_dma_sync(dev->acc,
+					       (const void *)(uintptr_t)(s->addr +
+									 sge_off),
+					       len, ERNIC_DMA_TO_DEVICE);
+			}
+			if (s && op_map[w->opcode].kind == OPK_READ) {
+				struct ernic_swqe *sw = &qp->swqe[
+					(qp->sq_pi + qp->sq_depth - 1) %
+					qp->sq_depth];
+
+				sw->read_va = s->addr + sge_off;
+				sw->read_len = (uint32_t)len;
+			}
 			roff += len;
 			sge_off += len;
 			done++;
@@ -339,9 +365,19 @@ static int sq_state(struct ernic_qp *qp, bool *flush)
 }
 
 /* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
- * the new producer index. */
-static void ring_sq(struct ernic_dev *dev, struct ernic_qp *qp)
+ * the new producer index; on a non-coherent bus that means DDR (the
+ * slots from start, with their inline bounce areas). */
+static void ring_sq(struct ernic_dev *dev, struct ernic_qp *qp,
+		    uint32_t start)
 {
+	for (uint32_t k = start; k != qp->sq_pi; k = (k + 1) % qp->sq_depth) {
+		ernic_dma_sync(dev->acc,
+			       (uint8_t *)qp->sq.va + (size_t)k * ERNIC_WQE_SIZE,
+			       ERNIC_WQE_SIZE, ERNIC_DMA_TO_DEVICE);
+		ernic_dma_sync(dev->acc,
+			       (uint8_t *)qp->inl.va + (size_t)k * ERNIC_MAX_INLINE,
+			       ERNIC_MAX_INLINE, ERNIC_DMA_TO_DEVICE);
+	}
 	atomic_thread_fence(memory_order_release);
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
 		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, qp->sq_pi));
@@ -392,7 +428,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	/* One doorbell for everything this call queued. */
 	if (qp->sq_pi != start && !flush)
-		ring_sq(dev, qp);
+		ring_sq(dev, qp, start);
 	pthread_mutex_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
@@ -561,7 +597,7 @@ static int qx_complete(struct ibv_qp_ex *qx)
 	if (ret)
 		qp->sq_pi = qp->qx_start;	/* nothing of the batch */
 	else if (qp->sq_pi != qp->qx_start && !qp->qx_flush)
-		ring_sq(ctx_dev(qp->vqp.qp.context), qp);
+		ring_sq(ctx_dev(qp->vqp.qp.context), qp, qp->qx_start);
 	pthread_mutex_unlock(&qp->sq_lock);
 	return ret;
 }

@@ -253,6 +253,18 @@ static void wait_drained(struct ernic_access *acc, uint32_t i)
 	}
 }
 
+/* Zero QP i's doorbell slot (the IP's CQ and RQ doorbells and the RQ
+ * block's software word), in DDR too: the IP reads IMMQ_CI from there. */
+void ernic_qp_db_clear(struct ernic_dev *dev, uint32_t i)
+{
+	volatile uint32_t *slot = ernic_cq_db_va(dev, i);
+
+	for (size_t k = 0; k < ERNIC_DB_STRIDE / 4; k++)
+		slot[k] = 0;
+	ernic_dma_sync(dev->acc, (const void *)slot, ERNIC_DB_STRIDE,
+		       ERNIC_DMA_TO_DEVICE);
+}
+
 /* QP Deletion steps 3-5. */
 static void hw_clear(struct ernic_dev *dev, uint32_t i)
 {
@@ -288,10 +300,7 @@ static void hw_clear(struct ernic_dev *dev, uint32_t i)
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), ERNIC_QPCONF_QP_UNDER_RECOVERY);
 	/* The doorbell values the IP wrote live in our pool: clear them too,
 	 * with the RX side-band words next to the RQ write pointer. */
-	*ernic_cq_db_va(dev, i) = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_WPTR / 4] = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_WPTR / 4] = 0;
-	ernic_rq_db_va(dev, i)[ERNIC_RQDB_IMMQ_CI / 4] = 0;
+	ernic_qp_db_clear(dev, i);
 
 	/* Step 5: override off. */
 	ernic_wr(acc, ERNIC_XRNICADCONF, adconf);

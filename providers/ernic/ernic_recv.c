@@ -81,6 +81,7 @@ out:
 
 /* The RQ block and its doorbell words (ernic_hw.h "RX side band"). */
 struct rx_view {
+	struct ernic_access *acc;	/* dma_sync: non-coherent DMA */
 	volatile uint32_t *db;
 	const uint8_t *elem;
 	const uint32_t *rxlen;
@@ -99,6 +100,7 @@ static void rx_view_init(struct ernic_dev *dev, const struct ernic_qp *qp,
 {
 	const uint8_t *base = qp->rq.va;
 
+	v->acc = dev->acc;
 	v->db = ernic_rq_db_va(dev, qp->idx);
 	v->depth = qp->rq_depth;
 	v->elem = base;
@@ -106,6 +108,16 @@ static void rx_view_init(struct ernic_dev *dev, const struct ernic_qp *qp,
 							     ERNIC_RQ_ELEM_SIZE));
 	v->immq = (const struct ernic_immq_entry *)(base +
 		  ernic_immq_off(v->depth, ERNIC_RQ_ELEM_SIZE));
+}
+
+/* The IP's RQ write pointers (RQWPTRDBADDi and the IMMQ's), fresh. */
+static void rx_pointers(const struct rx_view *v, uint32_t *wp, uint32_t *iwp)
+{
+	ernic_dma_sync(v->acc, (const void *)v->db, ERNIC_RQDB_IMMQ_WPTR + 4,
+		       ERNIC_DMA_FROM_DEVICE);
+	*wp = ernic_db_load(&v->db[ERNIC_RQDB_WPTR / 4]);
+	if (iwp)
+		*iwp = ernic_db_load(&v->db[ERNIC_RQDB_IMMQ_WPTR / 4]);
 }
 
 /* The IMMQ entry at immq_ci, if the IP has published it (iwp). */
@@ -117,6 +129,7 @@ static bool immq_peek(const struct rx_view *v, const struct ernic_qp *qp,
 
 	if (qp->immq_ci == iwp)
 		return false;
+	ernic_dma_sync(v->acc, e, sizeof(*e), ERNIC_DMA_FROM_DEVICE);
 	ent = le64toh(e->entry);
 	ev->data = (uint32_t)(ent & ERNIC_IMMINV_DATA);
 	ev->type = (uint8_t)(ent >> ERNIC_IMMINV_TYPE_SHIFT);
@@ -131,6 +144,8 @@ static void immq_pop(const struct rx_view *v, struct ernic_qp *qp)
 {
 	qp->immq_ci = (qp->immq_ci + 1) % v->depth;
 	ernic_db_store(&v->db[ERNIC_RQDB_IMMQ_CI / 4], qp->immq_ci);
+	ernic_dma_sync(v->acc, (const void *)&v->db[ERNIC_RQDB_IMMQ_CI / 4],
+		       4, ERNIC_DMA_TO_DEVICE);
 }
 
 static void rwqe_complete(struct ernic_qp *qp, struct ibv_wc *wc,
@@ -156,12 +171,17 @@ static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
 		      uint32_t iwp, struct ibv_wc *wc)
 {
 	const uint32_t k = qp->rq_ci;
-	const uint32_t rx = le32toh(v->rxlen[k]);
-	const uint32_t len = ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx);
-	const uint32_t opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 	const struct ernic_rwqe *r = &qp->rwqe[qp->rwqe_ci];
 	enum ibv_wc_status status = IBV_WC_SUCCESS;
+	const uint8_t *elem = v->elem + (size_t)k * ERNIC_RQ_ELEM_SIZE;
+	uint32_t rx, len, opc;
 	struct immq_ev ev;
+
+	ernic_dma_sync(v->acc, &v->rxlen[k], ERNIC_RXLEN_ENTRY_SIZE,
+		       ERNIC_DMA_FROM_DEVICE);
+	rx = le32toh(v->rxlen[k]);
+	len = ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx);
+	opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 
 	qp->rq_ci = (k + 1) % v->depth;
 	if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
@@ -175,9 +195,11 @@ static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
 	/* Too long for the buffer: the rest of the message is still taken
 	 * off the RQ, and the request fails (IBTA local length error). */
 	if (!qp->msg_ovfl && len <= r->length - qp->msg_len) {
-		if (len)
-			memcpy(r->va + qp->msg_len,
-			       v->elem + (size_t)k * ERNIC_RQ_ELEM_SIZE, len);
+		if (len) {
+			ernic_dma_sync(v->acc, elem, len,
+				       ERNIC_DMA_FROM_DEVICE);
+			memcpy(r->va + qp->msg_len, elem, len);
+		}
 	} else {
 		qp->msg_ovfl = true;
 	}
@@ -244,8 +266,9 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
 		/* The IP fills elements, RXLEN and IMMQ before the RQ write
 		 * pointer: read the pointers first, acquire. */
-		uint32_t wp = ernic_db_load(&v.db[ERNIC_RQDB_WPTR / 4]);
-		uint32_t iwp = ernic_db_load(&v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
+		uint32_t wp, iwp;
+
+		rx_pointers(&v, &wp, &iwp);
 
 		if (wp >= v.depth || iwp >= v.depth) {
 			ernic_log("QP %u: RQ write pointers %u/%u beyond depth %u",
@@ -285,14 +308,18 @@ bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp)
 	bool se = false;
 
 	rx_view_init(dev, qp, &v);
-	wp = ernic_db_load(&v.db[ERNIC_RQDB_WPTR / 4]);
+	rx_pointers(&v, &wp, NULL);
 	if (wp >= v.depth || qp->sol_scan >= v.depth) {
 		qp->sol_scan = 0;
 		return false;
 	}
 	for (; qp->sol_scan != wp; qp->sol_scan = (qp->sol_scan + 1) % v.depth) {
-		const uint32_t rx = le32toh(v.rxlen[qp->sol_scan]);
-		const uint32_t opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
+		uint32_t rx, opc;
+
+		ernic_dma_sync(v.acc, &v.rxlen[qp->sol_scan],
+			       ERNIC_RXLEN_ENTRY_SIZE, ERNIC_DMA_FROM_DEVICE);
+		rx = le32toh(v.rxlen[qp->sol_scan]);
+		opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 
 		/* IBTA: SE counts on the last packet of a message. */
 		if ((rx & ERNIC_RXLEN_SE) &&

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* ernicdv: register access, completion channels, fatal codes. */
+/* ernicdv: register access, completion channels, fatal codes, cache
+ * maintenance of MRs. */
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -111,5 +112,20 @@ int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code)
 	pthread_mutex_lock(&dev->ev_lock);
 	*code = to_eqp(qp)->fatal_code;
 	pthread_mutex_unlock(&dev->ev_lock);
+	return 0;
+}
+
+int ernicdv_sync_mr(struct ibv_mr *mr, void *addr, size_t len,
+		    enum ernicdv_sync_dir dir)
+{
+	const uintptr_t a = (uintptr_t)addr, base = (uintptr_t)(mr ? mr->addr : 0);
+
+	if (!mr || !is_ernic_ctx(mr->context) ||
+	    (dir != ERNICDV_SYNC_FOR_CPU && dir != ERNICDV_SYNC_FOR_DEVICE) ||
+	    a < base || len > mr->length || a - base > mr->length - len)
+		return EINVAL;
+	ernic_dma_sync(ctx_dev(mr->context)->acc, addr, len,
+		       dir == ERNICDV_SYNC_FOR_CPU ? ERNIC_DMA_FROM_DEVICE :
+						     ERNIC_DMA_TO_DEVICE);
 	return 0;
 }

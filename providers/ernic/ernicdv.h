@@ -55,6 +55,22 @@ int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
  */
 int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code);
 
+enum ernicdv_sync_dir {
+	ERNICDV_SYNC_FOR_CPU,		/* before reading what the peer wrote */
+	ERNICDV_SYNC_FOR_DEVICE,	/* after writing what the IP will read */
+};
+
+/*
+ * Non-coherent DMA (ernic.conf coherent=0): make [addr, addr+len) of
+ * the MR agree between the CPU's caches and DDR. The provider does this
+ * itself for every buffer a work request names; memory the peer writes
+ * with RDMA WRITE is named by none, so an application reads it only
+ * after ERNICDV_SYNC_FOR_CPU. A no-op on coherent devices. Returns 0, or
+ * EINVAL (not an ERNIC MR, range outside it).
+ */
+int ernicdv_sync_mr(struct ibv_mr *mr, void *addr, size_t len,
+		    enum ernicdv_sync_dir dir);
+
 #ifdef __cplusplus
 }
 #endif
