@@ -5,6 +5,9 @@
  * peer's MAC through the kernel's neighbour table (ARP over the veth).
  */
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verbs_util.h"
@@ -56,11 +59,72 @@ static void test_peer_mac(void **state)
 	ibv_close_device(ctx);
 }
 
+/* The next async event on ctx within 5 s: a port event for port 1. */
+static void expect_port_event(struct ibv_context *ctx, enum ibv_event_type t)
+{
+	struct pollfd pf = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	if (poll(&pf, 1, 5000) != 1)
+		fail_msg("no %s within 5 s", ibv_event_type_str(t));
+	assert_int_equal(ibv_get_async_event(ctx, &ev), 0);
+	assert_string_equal(ibv_event_type_str(ev.event_type),
+			    ibv_event_type_str(t));
+	assert_int_equal(ev.element.port_num, 1);
+	ibv_ack_async_event(&ev);
+}
+
+static void link_set(const char *state)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "ip link set dev ernva %s", state);
+	assert_int_equal(system(cmd), 0);
+}
+
+static enum ibv_port_state port_state(struct ibv_context *ctx)
+{
+	struct ibv_port_attr pa;
+
+	assert_int_equal(ibv_query_port(ctx, 1, &pa), 0);
+	return pa.state;
+}
+
+/* The netdev's link is the port: down and up are PORT_ERR and
+ * PORT_ACTIVE on every open context, and query_port agrees. */
+static void test_port_events(void **state)
+{
+	struct ibv_context *c1 = tu_open(NS_DEV), *c2 = tu_open(NS_DEV);
+	struct pollfd pf = { .fd = c1->async_fd, .events = POLLIN };
+
+	assert_int_equal(port_state(c1), IBV_PORT_ACTIVE);
+	link_set("down");
+	expect_port_event(c1, IBV_EVENT_PORT_ERR);
+	expect_port_event(c2, IBV_EVENT_PORT_ERR);
+	assert_int_equal(port_state(c2), IBV_PORT_DOWN);
+	link_set("up");
+	expect_port_event(c1, IBV_EVENT_PORT_ACTIVE);
+	expect_port_event(c2, IBV_EVENT_PORT_ACTIVE);
+	assert_int_equal(port_state(c1), IBV_PORT_ACTIVE);
+	/* One event per change: an address change is not one. */
+	assert_int_equal(system("ip addr add 198.51.100.77/24 dev ernva"), 0);
+	assert_int_equal(poll(&pf, 1, 300), 0);
+	assert_int_equal(system("ip addr del 198.51.100.77/24 dev ernva"), 0);
+	ibv_close_device(c2);
+	/* A closed context is gone from the list: no use after free. */
+	link_set("down");
+	expect_port_event(c1, IBV_EVENT_PORT_ERR);
+	link_set("up");
+	expect_port_event(c1, IBV_EVENT_PORT_ACTIVE);
+	ibv_close_device(c1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_local_mac),
 		cmocka_unit_test(test_peer_mac),
+		cmocka_unit_test(test_port_events),
 	};
 
 	tu_require_env();

@@ -58,6 +58,7 @@ static void ernic_free_context(struct ibv_context *ibctx)
 	struct ernic_context *ctx = to_ectx(ibctx);
 	struct ernic_dev *dev = ctx->dev;
 
+	ernic_events_ctx(dev, ctx, false);
 	pthread_mutex_lock(&dev->lock);
 	if (--dev->open_count == 0)
 		ernic_dev_stop(dev);
@@ -118,6 +119,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	}
 
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
+	ernic_events_ctx(dev, ctx, true);
 	return &ctx->ibv_ctx;
 
 err_ctx:

@@ -75,6 +75,10 @@ struct ernic_dev {
 	uint32_t ipkterrq_rp;		/* next IPKTERRQ entry to read */
 	pthread_t ev_thread;
 	int ev_stop_fd;
+	/* Open contexts, for port events (under ev_lock), and the link
+	 * state last reported (ernic_port.c, interrupt thread only). */
+	struct ernic_context *ev_ctxs;
+	bool port_up;
 };
 
 struct ernic_context {
@@ -83,6 +87,7 @@ struct ernic_context {
 	/* async_fd is async_sv[0]; the provider sends
 	 * ib_uverbs_async_event_desc records on async_sv[1]. */
 	int async_sv[2];
+	struct ernic_context *ev_next;	/* dev->ev_ctxs, under ev_lock */
 	pthread_mutex_t chan_lock;	/* chans */
 	struct ernic_chan *chans;	/* completion channels made here */
 };
@@ -401,6 +406,16 @@ struct ibv_comp_channel *ernic_comp_channel_create(struct ibv_context *ctx);
 int ernic_comp_channel_attach(struct ernic_cq *cq, struct ibv_context *ctx,
 			      struct ibv_comp_channel *ch);
 void ernic_comp_channels_free(struct ernic_context *ctx);
+/* ctx joins / leaves the contexts that get port events. */
+void ernic_events_ctx(struct ernic_dev *dev, struct ernic_context *ctx,
+		      bool open);
+/* A port event for every open context. */
+void ernic_events_port(struct ernic_dev *dev, enum ibv_event_type type);
+
+/* ernic_port.c: the netdev's link as the port's state. The socket to
+ * poll (or -1: no netdev), and what to do when it is readable. */
+int ernic_port_watch_open(struct ernic_dev *dev);
+void ernic_port_changed(struct ernic_dev *dev, int fd);
 
 /* ernic_recv.c: did a solicited SEND end in an RQ element the interrupt
  * handler has not looked at yet (qp->sol_scan)? Caller holds ev_lock. */

@@ -148,13 +148,14 @@ static void fatal_scan(struct ernic_dev *dev)
 	for (; dev->ipkterrq_rp != wp;
 	     dev->ipkterrq_rp = (dev->ipkterrq_rp + 1) % ERNIC_IPKTERRQ_NUM) {
 		uint64_t ent;
+		uint32_t code, i;
+		struct ernic_qp *qp;
 
 		ernic_dma_sync(dev->acc, &q[dev->ipkterrq_rp], sizeof(*q),
 			       ERNIC_DMA_FROM_DEVICE);
 		ent = le64toh(q[dev->ipkterrq_rp]);
-		uint32_t code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
-		uint32_t i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
-		struct ernic_qp *qp;
+		code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
+		i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
 
 		if (i < ERNIC_FIRST_RC_QP || i > dev->conf.c_num_qp ||
 		    !(qp = dev->ev_qp[i]))
@@ -189,17 +190,45 @@ static void ev_service(struct ernic_dev *dev)
 	pthread_mutex_unlock(&dev->ev_lock);
 }
 
+void ernic_events_ctx(struct ernic_dev *dev, struct ernic_context *ctx,
+		      bool open)
+{
+	struct ernic_context **p;
+
+	pthread_mutex_lock(&dev->ev_lock);
+	if (open) {
+		ctx->ev_next = dev->ev_ctxs;
+		dev->ev_ctxs = ctx;
+	} else {
+		for (p = &dev->ev_ctxs; *p; p = &(*p)->ev_next)
+			if (*p == ctx) {
+				*p = ctx->ev_next;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&dev->ev_lock);
+}
+
+void ernic_events_port(struct ernic_dev *dev, enum ibv_event_type type)
+{
+	pthread_mutex_lock(&dev->ev_lock);
+	for (struct ernic_context *c = dev->ev_ctxs; c; c = c->ev_next)
+		async_post(c, (void *)(uintptr_t)1 /* port_num */, type);
+	pthread_mutex_unlock(&dev->ev_lock);
+}
+
 static void *ev_main(void *arg)
 {
 	struct ernic_dev *dev = arg;
 	struct ernic_access *acc = dev->acc;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = acc->ops->irq_fd(acc), .events = POLLIN },
 		{ .fd = dev->ev_stop_fd, .events = POLLIN },
+		{ .fd = ernic_port_watch_open(dev), .events = POLLIN },
 	};
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
+		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			ernic_log("interrupt thread: poll: %s", strerror(errno));
@@ -207,6 +236,8 @@ static void *ev_main(void *arg)
 		}
 		if (pfd[1].revents)
 			break;
+		if (pfd[2].revents)
+			ernic_port_changed(dev, pfd[2].fd);
 		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
 			ernic_log("interrupt fd failed: no more events");
 			break;
@@ -217,6 +248,8 @@ static void *ev_main(void *arg)
 		if (acc->ops->irq_enable(acc))
 			ernic_log("cannot unmask the interrupt: no more events");
 	}
+	if (pfd[2].fd >= 0)
+		close(pfd[2].fd);
 	return NULL;
 }
 
