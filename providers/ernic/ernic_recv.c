@@ -253,6 +253,25 @@ static bool rx_write_imm(const struct rx_view *v, struct ernic_qp *qp,
 	return true;
 }
 
+/*
+ * On one CQ, the completion that put the QP in error (a SEND's retries
+ * exhausted, say) comes before the flushes it causes: the receive queue
+ * flushes once the send queue has reported what the IP completed. With
+ * two CQs there is no order to keep. Caller holds rq_lock (then sq_lock,
+ * never the other way round).
+ */
+static bool sq_settled(struct ernic_qp *qp)
+{
+	bool settled;
+
+	if (qp->vqp.qp.send_cq != qp->vqp.qp.recv_cq)
+		return true;
+	pthread_mutex_lock(&qp->sq_lock);
+	settled = qp->sq_flushing || qp->sq_ci == qp->sq_pi;
+	pthread_mutex_unlock(&qp->sq_lock);
+	return settled;
+}
+
 int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		  struct ibv_wc *wc, int max)
 {
@@ -294,6 +313,8 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	/* Waiting for data: flush if the QP is in error. */
 	if (!atomic_load(&qp->err) &&
 	    !ernic_qp_check_fatal(dev, qp, &qp->rq_check_ns))
+		return n;
+	if (!sq_settled(qp))
 		return n;
 	msg_reset(qp);
 	while (n < max && qp->rwqe_ci != qp->rwqe_pi)

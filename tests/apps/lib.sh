@@ -218,6 +218,7 @@ run_pair() {
 		wait "$spid" || src=$?
 		srv_state=$(describe_rc "$src")
 	fi
+	PAIR_CRC=$crc PAIR_SRC=$src
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
 		# A hang (not an error) stops the whole run: see case_failed.
 		if [ "$crc" = 124 ] || { [ "$crc" = 0 ] && [ "$src" = 124 ]; }; then
@@ -259,13 +260,19 @@ finish() {
 pingpong_case() {
 	local label="$1 size=$4 mtu=$5" sh=$2 ch=$3 size=$4 mtu=$5 iters=$6 f
 	local common=(-g 0 -c -s "$size" -m "$mtu" -n "$iters" -p @PORT@)
+	local bytes=$((size * iters * 2)) h own peer
 	if ! run_pair "$label" "$sh" "$ch" \
 		-- ibv_rc_pingpong -d "${HOST_DEV[$sh]}" "${common[@]}" \
 		-- ibv_rc_pingpong -d "${HOST_DEV[$ch]}" "${common[@]}" @SERVER@; then
+		if pingpong_end_race "$iters" "$bytes"; then
+			echo "note: $label: the FAIL above is ibv_rc_pingpong's end race, not a loss: one side" \
+				"received and checked all $iters messages and left; the ACK of the other's last" \
+				"SEND was dropped, and its retries met no QP (the program has no final barrier)"
+			return 0
+		fi
 		case_failed "$label" "ibv_rc_pingpong failed"
 		return 0
 	fi
-	local bytes=$((size * iters * 2)) h own peer
 	for f in "$PAIR_SERVER_OUT" "$PAIR_CLIENT_OUT"; do
 		if [ "$f" = "$PAIR_SERVER_OUT" ]; then h=$sh peer=$ch; else h=$ch peer=$sh; fi
 		own=${HOST_IP[$h]} peer=${HOST_IP[$peer]}
@@ -288,6 +295,26 @@ pingpong_case() {
 		return 0
 	fi
 	echo "ok: ibv_rc_pingpong $label ${HOST_DEV[$sh]} <- ${HOST_DEV[$ch]}: $(grep -E '^[0-9]+ bytes in' "$PAIR_CLIENT_OUT")"
+}
+
+# Under loss only (LOSS_END_RACE=1): one side's last SEND failed with
+# retries exhausted after the other side had received, checked (-c) and
+# counted every message and exited cleanly. All data arrived; only an
+# ACK was lost once nobody was left to repeat it.
+pingpong_end_race() { # ITERS BYTES
+	local done failed
+	[ "${LOSS_END_RACE:-0}" = 1 ] || return 1
+	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 1 ]; then
+		done=$PAIR_SERVER_OUT failed=$PAIR_CLIENT_OUT
+	elif [ "$PAIR_CRC" = 0 ] && [ "$PAIR_SRC" = 1 ]; then
+		done=$PAIR_CLIENT_OUT failed=$PAIR_SERVER_OUT
+	else
+		return 1
+	fi
+	grep -Eq "^$1 iters in [0-9.]+ seconds" "$done" &&
+		grep -Eq "^$2 bytes in [0-9.]+ seconds" "$done" &&
+		! grep -q 'invalid data' "$done" "$failed" &&
+		grep -Eq '^Failed status transport retry counter exceeded \(12\) for wr_id 2$' "$failed"
 }
 
 # pingpong_matrix LABEL SRV CLI MTU: sizes 1, 16 (inline: max_inline_data
@@ -613,7 +640,7 @@ loss_suite() {
 		lossy "$1 $p 64KiB" perftest_case "$1" "$2" "$3" "$p" "${LOSS_ITERS:-500}" -s 65536
 	done
 	for s in 17 $(($4 + 1)) 65536; do
-		lossy "$1 ibv_rc_pingpong $s" pingpong_case "$1" "$2" "$3" "$s" "$4" "${LOSS_PINGPONG_ITERS:-200}"
+		LOSS_END_RACE=1 lossy "$1 ibv_rc_pingpong $s" pingpong_case "$1" "$2" "$3" "$s" "$4" "${LOSS_PINGPONG_ITERS:-200}"
 	done
 	seen=$(loss_counter seen) dropped=$(loss_counter dropped)
 	echo "nftables $LOSS_TABLE: dropped $dropped of $seen RoCEv2 packets in all"
