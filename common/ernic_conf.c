@@ -529,6 +529,11 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 				 c->coherent);
 
 		n = m < 0 ? -1 : n + m;
+	} else if (n >= 0 && (size_t)n < len && !c->coherent) {
+		/* A software ERNIC simulating a non-coherent bus. */
+		int m = snprintf(buf + n, len - (size_t)n, "coherent=0\n");
+
+		n = m < 0 ? -1 : n + m;
 	}
 	return n < 0 || (size_t)n >= len ? -1 : n;
 }

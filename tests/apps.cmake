@@ -41,13 +41,15 @@ set_tests_properties(app_pcap_selftest PROPERTIES TIMEOUT 60)
 # On lo, with the fixture's UDP-wire devices ernict0/ernict1 (and
 # frame-wire devices the scripts add to the same overlay).
 # app_uio: the same programs with one side and with both sides on the
-# UIO path (the fixture's virtual FPGAs ernicu0/ernicu1).
-foreach(_t pingpong perftest loss uio)
+# UIO path (the fixture's virtual FPGAs ernicu0/ernicu1); app_noncoherent:
+# on software ERNICs that simulate a non-coherent bus.
+foreach(_t pingpong perftest loss uio noncoherent)
   add_test(NAME app_${_t} COMMAND bash ${_apps}/${_t}.sh)
 endforeach()
 add_test(NAME app_capture
   COMMAND bash ${_apps}/capture.sh $<TARGET_FILE:icrc_check>)
-set_tests_properties(app_pingpong app_perftest app_loss app_uio app_capture
+set_tests_properties(app_pingpong app_perftest app_loss app_uio
+  app_noncoherent app_capture
   PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
 

@@ -32,3 +32,15 @@ foreach(_g post wire events)
     ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicu0 127.0.0.52;DP_B=ernicu1 127.0.0.53"
     SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 endforeach()
+
+# Every group on software ERNICs that simulate a non-coherent bus
+# (--noncoherent): the provider's cache maintenance is all that moves
+# bytes between the CPU's view and the IP's.
+foreach(_g post wire events)
+  set(_n datapath_${_g}_noncoherent)
+  add_test(NAME ${_n} COMMAND test_datapath ${_g})
+  set_tests_properties(${_n} PROPERTIES
+    FIXTURES_REQUIRED ernicdevs
+    ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicn0 127.0.0.62;DP_B=ernicn1 127.0.0.63"
+    SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+endforeach()

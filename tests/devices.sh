@@ -9,11 +9,15 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}"
-#   ernict8 on 127.0.0.4 with non-default Table 2-6 parameters.
+#   ernict8 on 127.0.0.4 with non-default Table 2-6 parameters;
+#   ernicn0 on 127.0.0.62, ernicn1 on 127.0.0.63: software devices on a
+#   simulated non-coherent bus (--noncoherent).
 devs=("ernict0 --sw 127.0.0.2" "ernict1 --sw 127.0.0.3" "ernict6 --sw ::1"
       "ernict8 --sw 127.0.0.4 --param C_NUM_QP=8 --param C_EN_INITIATOR_LITE=0
        --param C_EN_WR_RETRY_DATA_BUF=0 --param C_M_AXI_ADDR_WIDTH=32"
-      "ernicu0 --sim-uio 127.0.0.52" "ernicu1 --sim-uio 127.0.0.53")
+      "ernicu0 --sim-uio 127.0.0.52" "ernicu1 --sim-uio 127.0.0.53"
+      "ernicn0 --sw 127.0.0.62 --noncoherent"
+      "ernicn1 --sw 127.0.0.63 --noncoherent")
 case "${1:-}" in
 setup)
 	# Leftovers of an interrupted run would make "add" fail.

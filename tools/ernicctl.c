@@ -37,6 +37,7 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  add NAME --sw ADDR [--wire udp|frame] [--param NAME=VALUE]...\n"
+	"           [--noncoherent]\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
 	"        --sim-uio ADDR instead of --sw: the same ERNIC model as a\n"
 	"        virtual FPGA process (ernic-vfpga) that the provider drives\n"
@@ -46,7 +47,11 @@ static const char usage_text[] =
 	"        frames on ADDR's netdev, AF_PACKET, needs CAP_NET_RAW);\n"
 	"        --param sets a PG332 Table 2-6 parameter: C_NUM_QP,\n"
 	"        C_M_AXI_ADDR_WIDTH, C_MAX_WR_RETRY_DATA_BUF_DEPTH,\n"
-	"        C_EN_WR_RETRY_DATA_BUF, C_EN_INITIATOR_LITE, C_EN_DEBUG_PORTS\n"
+	"        C_EN_WR_RETRY_DATA_BUF, C_EN_INITIATOR_LITE, C_EN_DEBUG_PORTS;\n"
+	"        --noncoherent: the IP's DMA is not cache-coherent (coherent=0):\n"
+	"        the provider cleans and invalidates caches; a software ERNIC\n"
+	"        then keeps its own copy of all DMA memory, as strict as a bus\n"
+	"        can be, to test that\n"
 	"  del NAME      remove device NAME (root)\n"
 	"  list          one line per device: NAME uverbsN sw|uio ADDR NETDEV WIRE\n"
 	"  env           print the shell exports that make libibverbs use\n"
@@ -233,13 +238,14 @@ static int cmd_add(int argc, char **argv)
 		{"sim-uio", required_argument, NULL, 'u'},
 		{"param", required_argument, NULL, 'p'},
 		{"wire", required_argument, NULL, 'w'},
+		{"noncoherent", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char rundir[PATH_MAX], err[512];
 	const char *addr = NULL, *wire_arg = NULL, *name;
 	enum ernic_wire wire = ERNIC_WIRE_UDP;
-	bool sim_uio = false;
+	bool sim_uio = false, noncoherent = false;
 	struct ernic_conf conf;
 	struct ernic_ip ip;
 	unsigned int uverbs;
@@ -266,6 +272,9 @@ static int cmd_add(int argc, char **argv)
 			break;
 		case 'p':
 			params[nparams++] = optarg;
+			break;
+		case 'n':
+			noncoherent = true;
 			break;
 		case 'w':
 			if (wire_arg) {
@@ -313,6 +322,7 @@ static int cmd_add(int argc, char **argv)
 	ernic_conf_defaults(&conf);
 	snprintf(conf.name, sizeof(conf.name), "%s", name);
 	conf.wire = wire;
+	conf.coherent = !noncoherent;
 	for (int i = 0; i < nparams; i++) {
 		char *eq = strchr(params[i], '=');
 
