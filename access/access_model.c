@@ -37,6 +37,7 @@ struct shadow {
 
 struct model_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
+	struct ernic_access_ops ops;	/* model_ops, + dma_sync if coherent=0 */
 	struct ernic_model *m;
 	pthread_mutex_t lock;		/* shadows */
 	struct shadow *sh;
@@ -258,21 +259,6 @@ static const struct ernic_access_ops model_ops = {
 	.close = ma_close,
 };
 
-/* coherent=0: the same, over a simulated non-coherent bus. */
-static const struct ernic_access_ops model_nc_ops = {
-	.name = "model",
-	.reg_read = ma_reg_read,
-	.reg_write = ma_reg_write,
-	.dma_alloc = ma_dma_alloc,
-	.dma_free = ma_dma_free,
-	.map_user = ma_map_user,
-	.unmap_user = ma_unmap_user,
-	.wait_irq = ma_wait_irq,
-	.irq_fd = ma_irq_fd,
-	.irq_enable = ma_irq_enable,
-	.dma_sync = ma_dma_sync,
-	.close = ma_close,
-};
 
 int ernic_access_model_open(const struct ernic_conf *conf,
 			    struct ernic_access **out, char *err,
@@ -304,14 +290,15 @@ int ernic_access_model_open(const struct ernic_conf *conf,
 		free(ma);
 		return rc;
 	}
-	ma->base.ops = conf->coherent ? &model_ops : &model_nc_ops;
+	ma->ops = model_ops;
+	if (!conf->coherent)
+		ma->ops.dma_sync = ma_dma_sync;
+	ma->base.ops = &ma->ops;
 	*out = &ma->base;
 	return 0;
 }
 
 struct ernic_model *ernic_access_model(struct ernic_access *acc)
 {
-	return acc && (acc->ops == &model_ops || acc->ops == &model_nc_ops) ?
-		       to_model(acc) :
-		       NULL;
+	return acc && acc->ops->reg_read == ma_reg_read ? to_model(acc) : NULL;
 }

@@ -40,6 +40,7 @@
 
 struct uio_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
+	struct ernic_access_ops ops;	/* uio_ops, + dma_sync if coherent=0 */
 	int fd;
 	int irq;			/* fd, or the virtual FPGA's socket */
 	void *regs_map;			/* mmap of map0 */
@@ -154,22 +155,6 @@ static void ua_dma_sync(struct ernic_access *acc, const void *va, size_t len,
 
 static const struct ernic_access_ops uio_ops = {
 	.name = "uio",
-	.reg_read = ua_reg_read,
-	.reg_write = ua_reg_write,
-	.dma_alloc = ua_dma_alloc,
-	.dma_free = ua_dma_free,
-	.map_user = ua_map_user,
-	.unmap_user = ua_unmap_user,
-	.wait_irq = ua_wait_irq,
-	.irq_fd = ua_irq_fd,
-	.irq_enable = ua_irq_enable,
-	.close = ua_close,
-};
-
-/* coherent=0: the same, with cache maintenance (dma_cache.h). */
-static const struct ernic_access_ops uio_nc_ops = {
-	.name = "uio",
-	.dma_sync = ua_dma_sync,
 	.reg_read = ua_reg_read,
 	.reg_write = ua_reg_write,
 	.dma_alloc = ua_dma_alloc,
@@ -377,7 +362,10 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		snprintf(err, errlen, "uio: out of memory");
 		return ENOMEM;
 	}
-	ua->base.ops = conf->coherent ? &uio_ops : &uio_nc_ops;
+	ua->ops = uio_ops;
+	if (!conf->coherent)
+		ua->ops.dma_sync = ua_dma_sync;
+	ua->base.ops = &ua->ops;
 	ua->irq = -1;
 	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
 	ua->fd = open(dev, O_RDWR | O_CLOEXEC);

@@ -21,26 +21,23 @@ set_tests_properties(datapath datapath_wire events PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 
-# Every group again on the UIO path, both sides virtual FPGAs
-# (ernic-vfpga), through the provider's UIO backend. DP_A / DP_B
-# ("DEVICE ADDR") run any group on other devices by hand.
-foreach(_g post wire events)
-  set(_n datapath_${_g}_uio)
-  add_test(NAME ${_n} COMMAND test_datapath ${_g})
-  set_tests_properties(${_n} PROPERTIES
-    FIXTURES_REQUIRED ernicdevs
-    ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicu0 127.0.0.52;DP_B=ernicu1 127.0.0.53"
-    SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
-endforeach()
-
-# Every group on software ERNICs that simulate a non-coherent bus
-# (--noncoherent): the provider's cache maintenance is all that moves
-# bytes between the CPU's view and the IP's.
-foreach(_g post wire events)
-  set(_n datapath_${_g}_noncoherent)
-  add_test(NAME ${_n} COMMAND test_datapath ${_g})
-  set_tests_properties(${_n} PROPERTIES
-    FIXTURES_REQUIRED ernicdevs
-    ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicn0 127.0.0.62;DP_B=ernicn1 127.0.0.63"
-    SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+# Every group again on other devices of the fixture: both sides virtual
+# FPGAs (ernic-vfpga) through the provider's UIO backend, and both sides
+# software ERNICs that simulate a non-coherent bus (--noncoherent), where
+# the provider's cache maintenance is all that moves bytes between the
+# CPU's view and the IP's. DP_A / DP_B ("DEVICE ADDR") run any group on
+# other devices by hand.
+foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53"
+            "noncoherent;ernicn0 127.0.0.62;ernicn1 127.0.0.63")
+  list(GET _on 0 _sfx)
+  list(GET _on 1 _a)
+  list(GET _on 2 _b)
+  foreach(_g post wire events)
+    set(_n datapath_${_g}_${_sfx})
+    add_test(NAME ${_n} COMMAND test_datapath ${_g})
+    set_tests_properties(${_n} PROPERTIES
+      FIXTURES_REQUIRED ernicdevs
+      ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=${_a};DP_B=${_b}"
+      SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+  endforeach()
 endforeach()
