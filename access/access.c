@@ -8,6 +8,7 @@
 
 #include "access_model.h"
 #include "access_uio.h"
+#include "access_vfio.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
 
@@ -27,6 +28,8 @@ int ernic_access_open(const struct ernic_conf *conf,
 		return ernic_access_model_open(conf, out, err, errlen);
 	case ERNIC_BACKEND_UIO:
 		return ernic_access_uio_open(conf, out, err, errlen);
+	case ERNIC_BACKEND_VFIO:
+		return ernic_access_vfio_open(conf, out, err, errlen);
 	}
 	snprintf(err, errlen, "backend %d not supported", (int)conf->backend);
 	return EOPNOTSUPP;

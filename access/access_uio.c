@@ -36,6 +36,7 @@
 #include "ernic_conf.h"
 #include "dma_cache.h"
 #include "ernic_hw.h"
+#include "mmio.h"
 #include "uio_dma.h"
 
 struct uio_access {
@@ -54,24 +55,14 @@ static struct uio_access *to_uio(struct ernic_access *acc)
 	return (struct uio_access *)acc;
 }
 
-/* AXI4-Lite accesses: single 32-bit loads and stores, ordered against
- * the DDR writes before them (WQEs before SQPI) and reads after. */
 static uint32_t ua_reg_read(struct ernic_access *acc, uint32_t off)
 {
-	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
-		return 0;
-	return atomic_load_explicit(
-		(_Atomic uint32_t *)(uintptr_t)&to_uio(acc)->regs[off / 4],
-		memory_order_acquire);
+	return ernic_mmio_rd(to_uio(acc)->regs, off);
 }
 
 static void ua_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
 {
-	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
-		return;
-	atomic_store_explicit(
-		(_Atomic uint32_t *)(uintptr_t)&to_uio(acc)->regs[off / 4],
-		val, memory_order_release);
+	ernic_mmio_wr(to_uio(acc)->regs, off, val);
 }
 
 static int ua_dma_alloc(struct ernic_access *acc, size_t len, size_t align,

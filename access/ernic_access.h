@@ -8,7 +8,8 @@
  * bus address (an MR needs one base: PG332 "Memory Registration"), and a
  * wait for the single ERNIC interrupt line (PG332 ch.3 "Interrupts").
  *
- * Backends: the in-process ERNIC model, UIO (access_uio.c); VFIO later.
+ * Backends: the in-process ERNIC model, UIO (access_uio.c), VFIO
+ * (access_vfio.c).
  */
 #ifndef ERNIC_ACCESS_H
 #define ERNIC_ACCESS_H

@@ -209,6 +209,10 @@ enum conf_key {
 	K_DMA_MAP,
 	K_UDMABUF,
 	K_COHERENT,
+	K_VFIO,
+	K_VFIO_BAR,
+	K_VFIO_OFFSET,
+	K_VFIO_ROOT,
 	K_PARAM0,	/* params[] follow in order */
 	K_COUNT = K_PARAM0 + NPARAMS,
 };
@@ -216,6 +220,7 @@ enum conf_key {
 static const char *const key_names[K_PARAM0] = {
 	"name", "backend", "addr", "netdev", "mac", "node_guid", "udp_sport",
 	"wire", "uio", "uio_root", "dma_map", "udmabuf", "coherent",
+	"vfio", "vfio_bar", "vfio_offset", "vfio_root",
 };
 static const enum conf_key required[] = {K_NAME, K_BACKEND, K_ADDR,
 					 K_NETDEV, K_MAC};
@@ -252,11 +257,45 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 			c->backend = ERNIC_BACKEND_SW;
 		} else if (!strcmp(val, "uio")) {
 			c->backend = ERNIC_BACKEND_UIO;
+		} else if (!strcmp(val, "vfio")) {
+			c->backend = ERNIC_BACKEND_VFIO;
 		} else {
 			set_err(reason, rlen, "unknown backend '%s' "
-				"(expected 'sw' or 'uio')", val);
+				"(expected 'sw', 'uio' or 'vfio')", val);
 			return false;
 		}
+		return true;
+	case K_VFIO:
+		if (ernic_bdf_parse(val, c->vfio)) {
+			set_err(reason, rlen, "vfio must be a PCI address "
+				"DDDD:BB:DD.F, not '%s'", val);
+			return false;
+		}
+		return true;
+	case K_VFIO_BAR:
+		if (!parse_ulong(val, 10, 5, &v)) {
+			set_err(reason, rlen, "vfio_bar must be a BAR 0..5, "
+				"not '%s'", val);
+			return false;
+		}
+		c->vfio_bar = (uint32_t)v;
+		return true;
+	case K_VFIO_OFFSET:
+		if (!parse_ulong(val, 0, UINT64_MAX, &v) || v % 4096) {
+			set_err(reason, rlen, "vfio_offset must be a 4 KiB "
+				"aligned byte offset, not '%s'", val);
+			return false;
+		}
+		c->vfio_offset = v;
+		return true;
+	case K_VFIO_ROOT:
+		if (val[0] != '/' || strlen(val) > ERNIC_UIO_ROOT_MAX ||
+		    strstr(val, "/../")) {
+			set_err(reason, rlen, "vfio_root must be an absolute "
+				"path of at most %d characters", ERNIC_UIO_ROOT_MAX);
+			return false;
+		}
+		strcpy(c->vfio_root, val);
 		return true;
 	case K_UIO:
 		if (!name_ok(val)) {
@@ -354,6 +393,18 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 		return !ernic_conf_set_param(c, params[key - K_PARAM0].name, val,
 					     reason, rlen);
 	}
+}
+
+int ernic_conf_set_key(struct ernic_conf *c, const char *key,
+		       const char *val, char *err, size_t errlen)
+{
+	int k = key_index(key);
+
+	if (k < 0) {
+		set_err(err, errlen, "unknown key '%s'", key);
+		return EINVAL;
+	}
+	return apply_key(c, k, val, err, errlen) ? 0 : EINVAL;
 }
 
 static char *trim(char *s)
@@ -461,6 +512,13 @@ int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
 		rc = EINVAL;
 		goto out;
 	}
+	if ((tmp.backend == ERNIC_BACKEND_VFIO) != seen[K_VFIO]) {
+		set_err(err, errlen, "%s: %s", path, seen[K_VFIO] ?
+			"vfio= needs backend=vfio" :
+			"backend=vfio needs vfio=DDDD:BB:DD.F");
+		rc = EINVAL;
+		goto out;
+	}
 	if ((tmp.backend == ERNIC_BACKEND_UIO) != seen[K_UIO]) {
 		set_err(err, errlen, "%s: %s", path, seen[K_UIO] ?
 			"uio= needs backend=uio" :
@@ -508,7 +566,7 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		     "C_EN_WR_RETRY_DATA_BUF=%" PRIu32 "\n"
 		     "C_EN_INITIATOR_LITE=%" PRIu32 "\n"
 		     "C_EN_DEBUG_PORTS=%" PRIu32 "\n",
-		     c->name, c->backend == ERNIC_BACKEND_UIO ? "uio" : "sw",
+		     c->name, ernic_backend_name(c->backend),
 		     addr, c->netdev, c->mac[0], c->mac[1], c->mac[2],
 		     c->mac[3], c->mac[4], c->mac[5], c->node_guid,
 		     c->udp_sport,
@@ -529,6 +587,18 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 				 c->coherent);
 
 		n = m < 0 ? -1 : n + m;
+	} else if (n >= 0 && (size_t)n < len &&
+		   c->backend == ERNIC_BACKEND_VFIO) {
+		int m = snprintf(buf + n, len - (size_t)n,
+				 "vfio=%s\nvfio_bar=%" PRIu32 "\n"
+				 "vfio_offset=0x%" PRIx64 "\n%s%s%scoherent=%"
+				 PRIu32 "\n",
+				 c->vfio, c->vfio_bar, c->vfio_offset,
+				 c->vfio_root[0] ? "vfio_root=" : "",
+				 c->vfio_root, c->vfio_root[0] ? "\n" : "",
+				 c->coherent);
+
+		n = m < 0 ? -1 : n + m;
 	} else if (n >= 0 && (size_t)n < len && !c->coherent) {
 		/* A software ERNIC simulating a non-coherent bus. */
 		int m = snprintf(buf + n, len - (size_t)n, "coherent=0\n");
@@ -544,8 +614,11 @@ int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
 	char buf[1024], tmp[PATH_MAX];
 	int fd, n, rc;
 
-	if ((c->backend != ERNIC_BACKEND_SW &&
-	     (c->backend != ERNIC_BACKEND_UIO || !name_ok(c->uio))) ||
+	if ((c->backend == ERNIC_BACKEND_UIO && !name_ok(c->uio)) ||
+	    (c->backend == ERNIC_BACKEND_VFIO &&
+	     ernic_bdf_parse(c->vfio, (char[ERNIC_BDF_LEN + 1]){ 0 })) ||
+	    (c->backend != ERNIC_BACKEND_SW && c->backend != ERNIC_BACKEND_UIO &&
+	     c->backend != ERNIC_BACKEND_VFIO) ||
 	    (c->family != AF_INET && c->family != AF_INET6) ||
 	    !name_ok(c->name) || !netdev_ok(c->netdev)) {
 		set_err(err, errlen, "%s: incomplete configuration", path);
@@ -578,6 +651,64 @@ int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
 		set_err(err, errlen, "%s: %s", path, strerror(rc));
 	}
 	return rc;
+}
+
+/* n hex digits at *p; advances. */
+static long hexn(const char **p, int n)
+{
+	long v = 0;
+
+	for (int k = 0; k < n; k++) {
+		int d = hexval((*p)[k]);
+
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	*p += n;
+	return v;
+}
+
+int ernic_bdf_parse(const char *text, char out[ERNIC_BDF_LEN + 1])
+{
+	const char *p = text;
+	long dom = 0, bus, dev, fn;
+
+	if (!text)
+		return EINVAL;
+	if (strlen(text) == ERNIC_BDF_LEN) {
+		dom = hexn(&p, 4);
+		if (dom < 0 || *p++ != ':')
+			return EINVAL;
+	} else if (strlen(text) != ERNIC_BDF_LEN - 5) {
+		return EINVAL;
+	}
+	bus = hexn(&p, 2);
+	if (bus < 0 || *p++ != ':')
+		return EINVAL;
+	dev = hexn(&p, 2);
+	if (dev < 0 || dev > 31 || *p++ != '.')
+		return EINVAL;
+	fn = hexn(&p, 1);
+	if (fn < 0 || fn > 7 || *p)
+		return EINVAL;
+	snprintf(out, ERNIC_BDF_LEN + 1, "%04x:%02x:%02x.%x",
+		 (unsigned int)dom & 0xFFFF, (unsigned int)bus & 0xFF,
+		 (unsigned int)dev & 0x1F, (unsigned int)fn & 0x7);
+	return 0;
+}
+
+const char *ernic_backend_name(enum ernic_backend b)
+{
+	switch (b) {
+	case ERNIC_BACKEND_SW:
+		return "sw";
+	case ERNIC_BACKEND_UIO:
+		return "uio";
+	case ERNIC_BACKEND_VFIO:
+		return "vfio";
+	}
+	return "?";
 }
 
 void ernic_conf_gid(const struct ernic_conf *c, uint8_t gid[16])

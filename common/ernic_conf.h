@@ -26,9 +26,11 @@
 enum ernic_backend {
 	ERNIC_BACKEND_SW = 1,	/* in-process ERNIC model */
 	ERNIC_BACKEND_UIO = 2,	/* platform device under UIO (Zynq MPSoC) */
+	ERNIC_BACKEND_VFIO = 3,	/* PCIe function under VFIO (a card) */
 };
 
-#define ERNIC_UIO_ROOT_MAX 127	/* uio_root= */
+#define ERNIC_UIO_ROOT_MAX 127	/* uio_root=, vfio_root= */
+#define ERNIC_BDF_LEN 12		/* "DDDD:BB:DD.F" */
 
 /* How the software ERNIC puts RoCEv2 on the host network. */
 enum ernic_wire {
@@ -60,6 +62,14 @@ struct ernic_conf {
 	uint32_t dma_map;
 	char udmabuf[ERNIC_NAME_MAX + 1];	/* instead of dma_map */
 	uint32_t coherent;
+	/* VFIO backend: the PCI function (canonical DDDD:BB:DD.F), the BAR
+	 * holding the ERNIC window and its offset there (cards such as
+	 * RecoNIC place the IP inside a larger BAR), and where sysfs and
+	 * /dev are ("" for the system's). */
+	char vfio[ERNIC_BDF_LEN + 1];
+	uint32_t vfio_bar;
+	uint64_t vfio_offset;
+	char vfio_root[ERNIC_UIO_ROOT_MAX + 1];
 	/* PG332 Table 2-6 parameters */
 	uint32_t c_num_qp;
 	uint32_t c_m_axi_addr_width;
@@ -69,6 +79,13 @@ struct ernic_conf {
 	uint32_t c_en_debug_ports;
 };
 
+/* A PCI function "DDDD:BB:DD.F" or "BB:DD.F" (domain 0), hex, device
+ * < 32, function < 8: its canonical lower-case form in out. 0/EINVAL. */
+int ernic_bdf_parse(const char *text, char out[ERNIC_BDF_LEN + 1]);
+
+/* "sw", "uio" or "vfio". */
+const char *ernic_backend_name(enum ernic_backend b);
+
 /* Defaults of a software ERNIC (addresses left empty). */
 void ernic_conf_defaults(struct ernic_conf *c);
 
@@ -76,6 +93,11 @@ void ernic_conf_defaults(struct ernic_conf *c);
  * text. Returns 0, or EINVAL with a one-line reason in err. */
 int ernic_conf_set_param(struct ernic_conf *c, const char *name,
 			 const char *value, char *err, size_t errlen);
+
+/* Set one ernic.conf key from text, with the file's checks. Returns 0,
+ * or EINVAL with a one-line reason in err. */
+int ernic_conf_set_key(struct ernic_conf *c, const char *key,
+		       const char *val, char *err, size_t errlen);
 
 /* Parse / write a configuration file. Returns 0 or an errno value with a
  * one-line reason in err ("file:line: ..."). */

@@ -272,6 +272,50 @@ if [ -e "$libdir/libernic-rdmav34.so" ] && command -v ibv_devices >/dev/null; th
 		echo "note: ibv_devices does not list ernic0"
 fi
 
+# ---- hardware ERNICs (--uio, --vfio): configuration only ----
+expect_fail 2 "give one of --sw, --sim-uio, --uio, --vfio" \
+	"$ERNICCTL" add h0 --sw 127.0.0.2 --vfio 0000:01:00.0
+expect_fail 2 "--vfio needs --addr ADDR, --mac MAC and --netdev NETDEV" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7
+expect_fail 2 "--wire is for software ERNICs" "$ERNICCTL" add h0 --vfio \
+	0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo --wire udp
+expect_fail 2 "are for --uio and --vfio" "$ERNICCTL" add h0 --sw 127.0.0.2 --bar 1
+expect_fail 2 "--bar and --offset are for --vfio" "$ERNICCTL" add h0 --uio uio0 \
+	--addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo --bar 1
+expect_fail 2 "--dma-map and --udmabuf are for --uio" "$ERNICCTL" add h0 \
+	--vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo \
+	--udmabuf udmabuf0
+hw=(--addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo)
+expect_fail 1 "vfio must be a PCI address DDDD:BB:DD.F, not '0000:01:00.8'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.8 "${hw[@]}"
+expect_fail 1 "vfio_bar must be a BAR 0..5, not '6'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --bar 6 "${hw[@]}"
+expect_fail 1 "vfio_offset must be a 4 KiB aligned byte offset, not '0x800'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --offset 0x800 "${hw[@]}"
+expect_fail 1 "'02:00:00:00:07' is not a MAC address" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:07 --netdev lo
+expect_fail 1 "no netdev 'ernic-nope' on this host" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 \
+	--netdev ernic-nope
+"$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 "${hw[@]}"
+"$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
+	--mac 02:00:00:00:00:08 --netdev lo
+"$ERNICCTL" list | grep -q '^h0 uverbs[0-9]* vfio 10\.9\.8\.7 lo ' || fail "list: h0 as vfio"
+"$ERNICCTL" list | grep -q '^h1 uverbs[0-9]* uio 10\.9\.8\.8 lo ' || fail "list: h1 as uio"
+conf=$IB/h0/device/ernic.conf
+for kv in backend=vfio vfio=0000:3b:00.1 vfio_bar=2 vfio_offset=0x80000 \
+	mac=02:00:00:00:00:07 coherent=1; do
+	grep -qx "$kv" "$conf" || fail "h0: no '$kv' in ernic.conf"
+done
+for kv in backend=uio uio=uio3 udmabuf=udmabuf0 coherent=0; do
+	grep -qx "$kv" "$IB/h1/device/ernic.conf" || fail "h1: no '$kv' in ernic.conf"
+done
+[ "$(cat "$IB/h0/device/modalias")" = ernic:vfio ] || fail "h0 modalias"
+[ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] || fail "add --vfio started something"
+"$ERNICCTL" del h0
+"$ERNICCTL" del h1
+echo "ok: --uio and --vfio write their configuration and start nothing"
+
 # ---- concurrent adds are serialised by the lock ----
 pids=()
 for i in 1 2 3 4; do

@@ -18,3 +18,9 @@ add_executable(test_window ${CMAKE_CURRENT_LIST_DIR}/test_window.c)
 target_link_libraries(test_window PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)
 add_test(NAME window COMMAND test_window)
+
+# The VFIO backend without a kernel: its pure parts, and open / DMA /
+# interrupt / close against a fake of the VFIO ioctls.
+add_executable(test_vfio ${CMAKE_CURRENT_LIST_DIR}/test_vfio.c)
+target_link_libraries(test_vfio PRIVATE ernic_access PkgConfig::CMOCKA)
+add_test(NAME vfio COMMAND test_vfio)

@@ -141,14 +141,15 @@ static void test_init_programs_queues(void **state)
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_QPCONF)),
 			 ERNIC_QPCONF_HW_HANDSHAKE_DIS |
 				 ERNIC_QPCONF_CQE_WRITE_EN | 16u << 16);
-	/* Doorbells from the pool: 64 bytes per QP index. */
+	/* Doorbells from the pool: 128 bytes per QP index (the RQ block's
+	 * software word a cache line away from the IP's). */
 	cqdb1 = tu_rd64(f->ctx, ERNIC_QP(1, ERNIC_CQDBADD),
 			ERNIC_QP(1, ERNIC_CQDBADDMSB));
 	cqdb = tu_rd64(f->ctx, ERNIC_QP(i, ERNIC_CQDBADD),
 		       ERNIC_QP(i, ERNIC_CQDBADDMSB));
 	rqdb = tu_rd64(f->ctx, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
 		       ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
-	assert_int_equal(cqdb - cqdb1, (uint64_t)(i - 1) * 64);
+	assert_int_equal(cqdb - cqdb1, (uint64_t)(i - 1) * 128);
 	assert_int_equal(rqdb, cqdb + 32);
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_PD)), f->pd->handle);
 	assert_int_equal(ibv_destroy_qp(qp), 0);

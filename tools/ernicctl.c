@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <net/if.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -38,6 +39,9 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  add NAME --sw ADDR [--wire udp|frame] [--param NAME=VALUE]...\n"
 	"           [--noncoherent]\n"
+	"  add NAME --uio DEV|--vfio BDF --addr ADDR --mac MAC --netdev NETDEV\n"
+	"           [--dma-map N|--udmabuf NAME] [--bar N] [--offset X]\n"
+	"           [--root DIR] [--noncoherent]\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
 	"        --sim-uio ADDR instead of --sw: the same ERNIC model as a\n"
 	"        virtual FPGA process (ernic-vfpga) that the provider drives\n"
@@ -51,9 +55,18 @@ static const char usage_text[] =
 	"        --noncoherent: the IP's DMA is not cache-coherent (coherent=0):\n"
 	"        the provider cleans and invalidates caches; a software ERNIC\n"
 	"        then keeps its own copy of all DMA memory, as strict as a bus\n"
-	"        can be, to test that\n"
+	"        can be, to test that;\n"
+	"        --uio DEV (a UIO device name or uioN: a Zynq board's ERNIC)\n"
+	"        or --vfio BDF (a PCIe card's function, bound to vfio-pci):\n"
+	"        an ERNIC in hardware, with its own address ADDR and MAC;\n"
+	"        NETDEV is the host link on its network (peers' MACs, port\n"
+	"        state); UIO DMA memory is map N (default 1) or a u-dma-buf\n"
+	"        device; for VFIO the register window is at byte offset X\n"
+	"        (4 KiB aligned) of BAR N (default 0); --root DIR finds sysfs\n"
+	"        and /dev under DIR (tests). Nothing is started\n"
 	"  del NAME      remove device NAME (root)\n"
-	"  list          one line per device: NAME uverbsN sw|uio ADDR NETDEV WIRE\n"
+	"  list          one line per device: NAME uverbsN sw|uio|vfio ADDR NETDEV\n"
+	"                WIRE\n"
 	"  env           print the shell exports that make libibverbs use\n"
 	"                the overlay and the ernic provider\n"
 	"\n"
@@ -231,6 +244,103 @@ static int plain_opts(int argc, char **argv)
 	return -1;
 }
 
+/* add --uio / --vfio: an ERNIC the host cannot see as a netdev of its
+ * own. Its address and MAC are given; --netdev names the host link on
+ * its network (neighbour resolution, port state). */
+struct hw_opts {
+	const char *dev;		/* --uio DEV or --vfio BDF */
+	bool vfio;
+	const char *addr, *mac, *netdev, *dma_map, *udmabuf, *bar, *offset,
+		*root;
+};
+
+static const char *long_name(const struct option *o, int val)
+{
+	for (; o->name; o++)
+		if (o->val == val)
+			return o->name;
+	return "?";
+}
+
+/* Remember option opt; true if it was given before. */
+static bool hw_opt(struct hw_opts *h, int opt, const char *v)
+{
+	const char **slot = opt == 'a' ? &h->addr : opt == 'M' ? &h->mac :
+			    opt == 'N' ? &h->netdev : opt == 'D' ? &h->dma_map :
+			    opt == 'B' ? &h->udmabuf : opt == 'b' ? &h->bar :
+			    opt == 'o' ? &h->offset : &h->root;
+
+	if (*slot)
+		return true;
+	*slot = v;
+	return false;
+}
+
+/* Which options go with which device: 0 or a usage error. */
+static int hw_check(const struct hw_opts *h, bool wire)
+{
+	if (!h->dev) {
+		if (h->addr || h->mac || h->netdev || h->dma_map || h->udmabuf ||
+		    h->bar || h->offset || h->root)
+			return usage_error("add: --addr, --mac, --netdev, "
+					   "--dma-map, --udmabuf, --bar, "
+					   "--offset and --root are for --uio "
+					   "and --vfio");
+		return 0;
+	}
+	if (wire)
+		return usage_error("add: --wire is for software ERNICs");
+	if (!h->addr || !h->mac || !h->netdev)
+		return usage_error("add: --%s needs --addr ADDR, --mac MAC and "
+				   "--netdev NETDEV (the ERNIC's own address "
+				   "and MAC, the host link on its network)",
+				   h->vfio ? "vfio" : "uio");
+	if (h->vfio && (h->dma_map || h->udmabuf))
+		return usage_error("add: --dma-map and --udmabuf are for --uio");
+	if (!h->vfio && (h->bar || h->offset))
+		return usage_error("add: --bar and --offset are for --vfio");
+	if (h->dma_map && h->udmabuf)
+		return usage_error("add: give --dma-map or --udmabuf, not both");
+	return 0;
+}
+
+/* Fill conf from h through ernic.conf's own checks. 0, or 1 after a
+ * message. */
+static int hw_conf(const struct hw_opts *h, struct ernic_conf *conf,
+		   struct ernic_ip *ip)
+{
+	const struct {
+		const char *key, *val;
+	} kv[] = {
+		{ "backend", h->vfio ? "vfio" : "uio" },
+		{ h->vfio ? "vfio" : "uio", h->dev },
+		{ "mac", h->mac },
+		{ "netdev", h->netdev },
+		{ "dma_map", h->dma_map },
+		{ "udmabuf", h->udmabuf },
+		{ "vfio_bar", h->bar },
+		{ "vfio_offset", h->offset },
+		{ h->vfio ? "vfio_root" : "uio_root", h->root },
+	};
+	char err[256];
+
+	for (size_t k = 0; k < sizeof(kv) / sizeof(kv[0]); k++)
+		if (kv[k].val && ernic_conf_set_key(conf, kv[k].key, kv[k].val,
+						    err, sizeof(err))) {
+			fail_msg("%s", err);
+			return 1;
+		}
+	if (ernic_ip_parse(h->addr, ip)) {
+		fail_msg("'%s' is not an IPv4 or IPv6 address", h->addr);
+		return 1;
+	}
+	if (!if_nametoindex(h->netdev)) {
+		fail_msg("no netdev '%s' on this host", h->netdev);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_add(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -239,6 +349,16 @@ static int cmd_add(int argc, char **argv)
 		{"param", required_argument, NULL, 'p'},
 		{"wire", required_argument, NULL, 'w'},
 		{"noncoherent", no_argument, NULL, 'n'},
+		{"uio", required_argument, NULL, 'U'},
+		{"vfio", required_argument, NULL, 'V'},
+		{"addr", required_argument, NULL, 'a'},
+		{"mac", required_argument, NULL, 'M'},
+		{"netdev", required_argument, NULL, 'N'},
+		{"dma-map", required_argument, NULL, 'D'},
+		{"udmabuf", required_argument, NULL, 'B'},
+		{"bar", required_argument, NULL, 'b'},
+		{"offset", required_argument, NULL, 'o'},
+		{"root", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -246,6 +366,7 @@ static int cmd_add(int argc, char **argv)
 	const char *addr = NULL, *wire_arg = NULL, *name;
 	enum ernic_wire wire = ERNIC_WIRE_UDP;
 	bool sim_uio = false, noncoherent = false;
+	struct hw_opts hw = { 0 };
 	struct ernic_conf conf;
 	struct ernic_ip ip;
 	unsigned int uverbs;
@@ -262,10 +383,10 @@ static int cmd_add(int argc, char **argv)
 		switch (opt) {
 		case 's':
 		case 'u':
-			if (addr) {
+			if (addr || hw.dev) {
 				free(params);
-				return usage_error("add: give one --sw or "
-						   "--sim-uio");
+				return usage_error("add: give one of --sw, "
+						   "--sim-uio, --uio, --vfio");
 			}
 			addr = optarg;
 			sim_uio = opt == 'u';
@@ -275,6 +396,30 @@ static int cmd_add(int argc, char **argv)
 			break;
 		case 'n':
 			noncoherent = true;
+			break;
+		case 'U':
+		case 'V':
+			if (hw.dev || addr) {
+				free(params);
+				return usage_error("add: give one of --sw, "
+						   "--sim-uio, --uio, --vfio");
+			}
+			hw.dev = optarg;
+			hw.vfio = opt == 'V';
+			break;
+		case 'a':
+		case 'M':
+		case 'N':
+		case 'D':
+		case 'B':
+		case 'b':
+		case 'o':
+		case 'r':
+			if (hw_opt(&hw, opt, optarg)) {
+				free(params);
+				return usage_error("add: --%s given twice",
+						   long_name(opts, opt));
+			}
 			break;
 		case 'w':
 			if (wire_arg) {
@@ -312,10 +457,15 @@ static int cmd_add(int argc, char **argv)
 		goto out;
 	}
 	name = argv[optind];
-	if (!addr) {
-		rc = usage_error("add: missing --sw ADDR or --sim-uio ADDR");
+	if (!addr && !hw.dev) {
+		rc = usage_error("add: missing --sw ADDR, --sim-uio ADDR, "
+				 "--uio DEV or --vfio BDF");
 		goto out;
 	}
+	rc = hw_check(&hw, wire_arg != NULL);
+	if (rc)
+		goto out;
+	rc = 1;
 	if (need_root() || check_name(name) || get_rundir(rundir, sizeof(rundir)))
 		goto out;
 
@@ -345,12 +495,14 @@ static int cmd_add(int argc, char **argv)
 		}
 	}
 
-	if (ernic_ip_parse(addr, &ip)) {
+	if (hw.dev) {
+		if (hw_conf(&hw, &conf, &ip))
+			goto out;
+	} else if (ernic_ip_parse(addr, &ip)) {
 		fail_msg("'%s' is not an IPv4 or IPv6 address", addr);
 		goto out;
-	}
-	if (ernic_net_local_netdev(&ip, conf.netdev, conf.mac, err,
-				   sizeof(err))) {
+	} else if (ernic_net_local_netdev(&ip, conf.netdev, conf.mac, err,
+					  sizeof(err))) {
 		fail_msg("%s", err);
 		goto out;
 	}
@@ -462,7 +614,7 @@ static int cmd_list(int argc, char **argv)
 		ernic_ip_format(&ip, addr, sizeof(addr));
 		printf("%s uverbs%u %s %s %s %s\n", devs[i].name,
 		       devs[i].uverbs,
-		       devs[i].conf.backend == ERNIC_BACKEND_UIO ? "uio" : "sw",
+		       ernic_backend_name(devs[i].conf.backend),
 		       addr, devs[i].conf.netdev,
 		       wire_name(devs[i].conf.wire));
 	}

@@ -289,7 +289,9 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	char guid[20], gid[40], rel[64];
 	uint8_t g[16];
 	int rc;
-	const bool uio = c->backend == ERNIC_BACKEND_UIO;
+	const char *be = ernic_backend_name(c->backend);
+	const char *kind = c->backend == ERNIC_BACKEND_SW ? "software" :
+			   c->backend == ERNIC_BACKEND_UIO ? "UIO" : "VFIO";
 
 	fmt_guid(c->node_guid, guid, sizeof(guid));
 	ernic_conf_gid(c, g);
@@ -300,13 +302,14 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	    (rc = put(dir, "fw_ver", "%s\n", ERNIC_FW_VER)) ||
 	    (rc = put(dir, "hw_rev", "0x%x\n", ERNIC_HW_VER)) ||
 	    (rc = put(dir, "hca_type", "ERNIC\n")) ||
-	    (rc = put(dir, "board_id", "%s\n", uio ? "XLNX_ERNIC_UIO" :
-							   "XLNX_ERNIC_SW")) ||
-	    (rc = put(dir, "node_desc", "%s %s ERNIC on %s\n", c->name,
-		      uio ? "UIO" : "software", c->netdev)) ||
+	    (rc = put(dir, "board_id", "XLNX_ERNIC_%s\n",
+		      c->backend == ERNIC_BACKEND_SW ? "SW" :
+		      c->backend == ERNIC_BACKEND_UIO ? "UIO" : "VFIO")) ||
+	    (rc = put(dir, "node_desc", "%s %s ERNIC on %s\n", c->name, kind,
+		      c->netdev)) ||
 	    (rc = mkd(dir, "device")) ||
 	    (rc = put(dir, "device/modalias", "%s%s\n",
-		      ERNIC_MODALIAS_PREFIX, uio ? "uio" : "sw")) ||
+		      ERNIC_MODALIAS_PREFIX, be)) ||
 	    (rc = mkd(dir, "ports")) || (rc = mkd(dir, "ports/1")) ||
 	    (rc = put(dir, "ports/1/state", "4: ACTIVE\n")) ||
 	    (rc = put(dir, "ports/1/phys_state", "5: LinkUp\n")) ||

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ERNIC's AXI4-Lite window, mapped from a device (UIO map0, a VFIO
+ * BAR): single 32-bit loads and stores, ordered against the DDR writes
+ * before them (WQEs before SQPI) and the reads after. Offsets outside
+ * the window or unaligned read 0 and write nothing.
+ */
+#ifndef ERNIC_MMIO_H
+#define ERNIC_MMIO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ernic_hw.h"
+
+static inline uint32_t ernic_mmio_rd(volatile uint32_t *win, uint32_t off)
+{
+	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+		return 0;
+	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4],
+				    memory_order_acquire);
+}
+
+static inline void ernic_mmio_wr(volatile uint32_t *win, uint32_t off,
+				 uint32_t val)
+{
+	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+		return;
+	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4], val,
+			      memory_order_release);
+}
+
+#endif
