@@ -496,10 +496,11 @@ static int open_irq(struct vfio_access *v, char *err, size_t errlen)
 {
 	static const uint32_t idx[] = { VFIO_PCI_MSIX_IRQ_INDEX,
 					VFIO_PCI_MSI_IRQ_INDEX };
-	struct {
-		struct vfio_irq_set s;
-		int32_t fd;
-	} set;
+	/* struct vfio_irq_set ends in data[]: the eventfd follows it. */
+	_Alignas(struct vfio_irq_set) uint8_t buf[sizeof(struct vfio_irq_set) +
+						  sizeof(int32_t)];
+	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
+	int32_t efd;
 
 	for (size_t k = 0; k < 2; k++) {
 		struct vfio_irq_info ii = { .argsz = sizeof(ii), .index = idx[k] };
@@ -515,14 +516,15 @@ static int open_irq(struct vfio_access *v, char *err, size_t errlen)
 	v->irq = v->sys->eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (v->irq < 0)
 		FAIL(errno, "eventfd: %s", strerror(errno));
-	memset(&set, 0, sizeof(set));
-	set.s.argsz = sizeof(set);
-	set.s.flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
-	set.s.index = v->irq_index;
-	set.s.start = 0;
-	set.s.count = 1;
-	set.fd = v->irq;
-	if (v->sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, &set))
+	memset(buf, 0, sizeof(buf));
+	set->argsz = sizeof(buf);
+	set->flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
+	set->index = v->irq_index;
+	set->start = 0;
+	set->count = 1;
+	efd = v->irq;
+	memcpy(set->data, &efd, sizeof(efd));
+	if (v->sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, set))
 		FAIL(errno, "VFIO_DEVICE_SET_IRQS (%s): %s",
 		     v->irq_index == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI",
 		     strerror(errno));

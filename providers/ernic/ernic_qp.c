@@ -323,15 +323,18 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t i)
 {
 	const struct timespec step = { 0, 20000 };
+	const uint64_t end = ernic_now_ns() +
+			     (uint64_t)ERNIC_ENABLE_TIMEOUT_MS * 1000000u;
 
-	for (int t = 0; t < ERNIC_ENABLE_TIMEOUT_MS * 50; t++) {
-		if (!(ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)) &
-		      ERNIC_STATQP_FATAL))
+	while (ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)) &
+	       ERNIC_STATQP_FATAL) {
+		if (ernic_now_ns() >= end) {
+			ernic_log("QP %u: still FATAL %d ms after QP EN was set",
+				  i, ERNIC_ENABLE_TIMEOUT_MS);
 			return;
+		}
 		nanosleep(&step, NULL);
 	}
-	ernic_log("QP %u: still FATAL %d ms after QP EN was set", i,
-		  ERNIC_ENABLE_TIMEOUT_MS);
 }
 
 void ernic_qp_hw_reclaim(struct ernic_dev *dev)
