@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * Access backend for an ERNIC on a PCIe card under VFIO (vfio-pci; see
- * the kernel's Documentation/driver-api/vfio.rst for the container,
- * group and device steps). The PCI function is named by its address;
- * the register window is ERNIC_REG_SPACE_SIZE bytes at vfio_offset in
- * BAR vfio_bar. With an IOMMU every buffer the IP masters gets one
- * contiguous IOVA, user buffers included, so an MR needs no copy (PG332
- * "Memory Registration": one base per MR). The interrupt is MSI-X (else
+ * Access backend for an ERNIC on a PCIe card under VFIO (vfio-pci; the
+ * kernel's Documentation/driver-api/vfio.rst has the container, group and
+ * device steps). The PCI function is named by its address; the register
+ * window is ERNIC_REG_SPACE_SIZE bytes at vfio_offset in BAR vfio_bar.
+ * DMA goes through the IOMMU (vfio_dma.c). The interrupt is MSI-X (else
  * MSI) vector 0 on an eventfd.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/pci_regs.h>
 #include <linux/vfio.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,30 +29,23 @@
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "mmio.h"
+#include "vfio_dma.h"
 #include "vfio_util.h"
-
-struct vfio_map {
-	uint64_t iova;
-	uint64_t size;
-	void *va;
-	bool owned;		/* dma_alloc's memory, unmapped on free */
-};
 
 struct vfio_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
-	struct ernic_access_ops ops;
+	struct ernic_access_ops ops;	/* vfio_ops, + dma_sync if coherent=0 */
 	const struct vfio_sys *sys;
 	char bdf[ERNIC_BDF_LEN + 1];
 	int container, group, device, irq;
 	bool irq_on;
 	uint32_t irq_index;		/* VFIO_PCI_MSIX/MSI_IRQ_INDEX */
-	void *win_map;
+	bool master_set;		/* we set PCI_COMMAND_MASTER */
+	uint64_t cmd_off;		/* PCI_COMMAND in the device fd */
+	void *win_map;			/* whole pages around the window */
+	size_t win_maplen;
 	volatile uint32_t *regs;
-	size_t page;
-	pthread_mutex_t lock;		/* iova, maps */
-	struct vfio_iova iova;
-	struct vfio_map *maps;
-	size_t nmaps, cap;
+	struct vfio_dma *dma;
 };
 
 static int k_open(const char *path, int flags)
@@ -74,6 +65,8 @@ const struct vfio_sys vfio_sys_kernel = {
 	.mmap = mmap,
 	.munmap = munmap,
 	.eventfd = eventfd,
+	.pread = pread,
+	.pwrite = pwrite,
 };
 
 static struct vfio_access *to_vfio(struct ernic_access *acc)
@@ -91,147 +84,27 @@ static void va_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
 	ernic_mmio_wr(to_vfio(acc)->regs, off, val);
 }
 
-static int dma_map(struct vfio_access *v, void *va, uint64_t size,
-		   uint64_t iova)
-{
-	struct vfio_iommu_type1_dma_map m = {
-		.argsz = sizeof(m),
-		.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr = (uintptr_t)va,
-		.iova = iova,
-		.size = size,
-	};
-
-	return v->sys->ioctl(v->container, VFIO_IOMMU_MAP_DMA, &m) ? errno : 0;
-}
-
-static void dma_unmap(struct vfio_access *v, uint64_t iova, uint64_t size)
-{
-	struct vfio_iommu_type1_dma_unmap u = {
-		.argsz = sizeof(u), .iova = iova, .size = size,
-	};
-
-	if (v->sys->ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &u))
-		fprintf(stderr, "libernic: vfio %s: unmap IOVA %#llx: %s\n",
-			v->bdf, (unsigned long long)iova, strerror(errno));
-}
-
-/* Map [va, va+size) at a fresh IOVA and remember it. Lock held. */
-static int map_new(struct vfio_access *v, void *va, uint64_t size,
-		   uint64_t align, bool owned, uint64_t *iova)
-{
-	int rc;
-
-	if (v->nmaps == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 16;
-		struct vfio_map *n = realloc(v->maps, cap * sizeof(*n));
-
-		if (!n)
-			return ENOMEM;
-		v->maps = n;
-		v->cap = cap;
-	}
-	rc = vfio_iova_alloc(&v->iova, size, align, iova);
-	if (rc)
-		return rc;
-	rc = dma_map(v, va, size, *iova);
-	if (rc) {
-		vfio_iova_free(&v->iova, *iova, size);
-		return rc;
-	}
-	v->maps[v->nmaps++] = (struct vfio_map){ *iova, size, va, owned };
-	return 0;
-}
-
-/* Unmap the mapping holding bus; returns it (by copy) or false. */
-static bool map_del(struct vfio_access *v, uint64_t bus, struct vfio_map *out)
-{
-	for (size_t k = 0; k < v->nmaps; k++) {
-		struct vfio_map *m = &v->maps[k];
-
-		if (bus < m->iova || bus - m->iova >= m->size)
-			continue;
-		*out = *m;
-		dma_unmap(v, m->iova, m->size);
-		vfio_iova_free(&v->iova, m->iova, m->size);
-		*m = v->maps[--v->nmaps];
-		return true;
-	}
-	return false;
-}
-
 static int va_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 			struct ernic_dma *out)
 {
-	struct vfio_access *v = to_vfio(acc);
-	uint64_t size, iova;
-	void *va;
-	int rc;
-
-	if (!len || (align & (align - 1)))
-		return EINVAL;
-	size = (len + v->page - 1) & ~(uint64_t)(v->page - 1);
-	/* Anonymous memory is zeroed; the IOMMU mapping pins it. */
-	va = v->sys->mmap(NULL, size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (va == MAP_FAILED)
-		return errno;
-	pthread_mutex_lock(&v->lock);
-	rc = map_new(v, va, size, align > v->page ? align : v->page, true,
-		     &iova);
-	pthread_mutex_unlock(&v->lock);
-	if (rc) {
-		v->sys->munmap(va, size);
-		return rc;
-	}
-	*out = (struct ernic_dma){ .va = va, .bus = iova, .len = len };
-	return 0;
+	return vfio_dma_alloc(to_vfio(acc)->dma, len, align, out);
 }
 
 static void va_dma_free(struct ernic_access *acc, struct ernic_dma *dma)
 {
-	struct vfio_access *v = to_vfio(acc);
-	struct vfio_map m;
-	bool found;
-
-	if (!dma || !dma->va)
-		return;
-	pthread_mutex_lock(&v->lock);
-	found = map_del(v, dma->bus, &m);
-	pthread_mutex_unlock(&v->lock);
-	if (found && m.owned)
-		v->sys->munmap(m.va, m.size);
-	memset(dma, 0, sizeof(*dma));
+	vfio_dma_free(to_vfio(acc)->dma, dma);
 }
 
-/* Any buffer: its pages, whole, at one IOVA range. */
 static int va_map_user(struct ernic_access *acc, void *va, size_t len,
 		       uint64_t *bus)
 {
-	struct vfio_access *v = to_vfio(acc);
-	uintptr_t start;
-	size_t span;
-	uint64_t iova;
-	int rc;
-
-	vfio_page_span((uintptr_t)va, len, v->page, &start, &span);
-	pthread_mutex_lock(&v->lock);
-	rc = map_new(v, (void *)start, span, v->page, false, &iova);
-	pthread_mutex_unlock(&v->lock);
-	if (!rc)
-		*bus = iova + ((uintptr_t)va - start);
-	return rc;
+	return vfio_dma_map_user(to_vfio(acc)->dma, va, len, bus);
 }
 
 static void va_unmap_user(struct ernic_access *acc, uint64_t bus, size_t len)
 {
-	struct vfio_access *v = to_vfio(acc);
-	struct vfio_map m;
-
 	(void)len;
-	pthread_mutex_lock(&v->lock);
-	map_del(v, bus, &m);
-	pthread_mutex_unlock(&v->lock);
+	vfio_dma_unmap_user(to_vfio(acc)->dma, bus);
 }
 
 static int va_irq_fd(struct ernic_access *acc)
@@ -239,13 +112,27 @@ static int va_irq_fd(struct ernic_access *acc)
 	return to_vfio(acc)->irq;
 }
 
-/* MSI is an edge: nothing to unmask, only the count to consume. */
+/*
+ * MSI is an edge; rnic_intr is a level, INTSTS & INTEN (PG332
+ * "Interrupts"). The provider services the causes, then calls this. A
+ * cause raised meanwhile may have sent its MSI before the count is
+ * consumed here, or none at all if the line never dropped, so a cause
+ * still pending after consuming signals the eventfd again: what UIO's
+ * level interrupt does when it is unmasked.
+ */
 static int va_irq_enable(struct ernic_access *acc)
 {
+	struct vfio_access *v = to_vfio(acc);
 	uint64_t n;
 
-	if (read(to_vfio(acc)->irq, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (read(v->irq, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return errno;
+	if (ernic_mmio_rd(v->regs, ERNIC_INTSTS) &
+	    ernic_mmio_rd(v->regs, ERNIC_INTEN) & ERNIC_INT_ALL) {
+		n = 1;
+		if (write(v->irq, &n, sizeof(n)) < 0)
+			return errno;
+	}
 	return 0;
 }
 
@@ -267,6 +154,26 @@ static void va_dma_sync(struct ernic_access *acc, const void *va, size_t len,
 	ernic_cache_maint(va, len, dir == ERNIC_DMA_TO_DEVICE);
 }
 
+/* PCI_COMMAND's bus-master bit: vfio-pci leaves it to the user (and
+ * clears it when the device is released). */
+static int set_master(struct vfio_access *v, bool on)
+{
+	uint16_t cmd;
+
+	errno = 0;
+	if (v->sys->pread(v->device, &cmd, sizeof(cmd), (off_t)v->cmd_off) !=
+	    sizeof(cmd))
+		return errno ? errno : EIO;
+	cmd = le16toh(cmd);
+	cmd = on ? cmd | PCI_COMMAND_MASTER : cmd & ~PCI_COMMAND_MASTER;
+	cmd = htole16(cmd);
+	errno = 0;
+	if (v->sys->pwrite(v->device, &cmd, sizeof(cmd), (off_t)v->cmd_off) !=
+	    sizeof(cmd))
+		return errno ? errno : EIO;
+	return 0;
+}
+
 static void va_close(struct ernic_access *acc)
 {
 	struct vfio_access *v = to_vfio(acc);
@@ -276,24 +183,17 @@ static void va_close(struct ernic_access *acc)
 		return;
 	sys = v->sys;
 	if (v->irq_on) {
-		struct vfio_irq_set off = {
-			.argsz = sizeof(off),
-			.flags = VFIO_IRQ_SET_DATA_NONE |
-				 VFIO_IRQ_SET_ACTION_TRIGGER,
-			.index = v->irq_index,
-		};
+		_Alignas(struct vfio_irq_set) uint8_t off[VFIO_IRQ_ARG_LEN];
 
-		sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, &off);
+		vfio_irq_arg(off, v->irq_index, -1);
+		sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, off);
 	}
-	while (v->nmaps) {
-		struct vfio_map m;
-
-		map_del(v, v->maps[0].iova, &m);
-		if (m.owned)
-			sys->munmap(m.va, m.size);
-	}
+	/* The IP's DMA stops before its memory leaves the IOMMU. */
+	if (v->master_set)
+		set_master(v, false);
+	vfio_dma_destroy(v->dma);
 	if (v->win_map)
-		sys->munmap(v->win_map, ERNIC_REG_SPACE_SIZE);
+		sys->munmap(v->win_map, v->win_maplen);
 	if (v->irq >= 0)
 		sys->close(v->irq);
 	if (v->device >= 0)
@@ -302,9 +202,6 @@ static void va_close(struct ernic_access *acc)
 		sys->close(v->group);
 	if (v->container >= 0)
 		sys->close(v->container);
-	vfio_iova_fini(&v->iova);
-	free(v->maps);
-	pthread_mutex_destroy(&v->lock);
 	free(v);
 }
 
@@ -322,96 +219,16 @@ static const struct ernic_access_ops vfio_ops = {
 	.close = va_close,
 };
 
-
 /* ---- open: container, group, IOMMU, device, window, interrupt ---- */
 
-#define FAIL(rc_, ...)                                                     \
-	do {                                                               \
-		int n_ = snprintf(err, errlen, "vfio %s: ", v->bdf);       \
-		snprintf(err + (n_ > 0 && (size_t)n_ < errlen ? n_ : 0),   \
-			 n_ > 0 && (size_t)n_ < errlen ? errlen - (size_t)n_ \
-						       : errlen,          \
-			 __VA_ARGS__);                                     \
-		return (rc_);                                              \
-	} while (0)
+#define FAIL(rc_, ...) return vfio_err(err, errlen, v->bdf, (rc_), __VA_ARGS__)
 
-/* The IOMMU's usable IOVA ranges (the IOVA-range capability), or all of
- * a 48-bit space when the kernel does not say. */
-static int iommu_ranges(struct vfio_access *v, uint64_t limit, char *err,
-			size_t errlen)
+static const char *open_hint(int rc)
 {
-	struct vfio_iommu_type1_info *info = calloc(1, sizeof(*info));
-	struct iova_span *r = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (!info)
-		FAIL(ENOMEM, "out of memory");
-	info->argsz = sizeof(*info);
-	if (v->sys->ioctl(v->container, VFIO_IOMMU_GET_INFO, info)) {
-		rc = errno;
-		free(info);
-		FAIL(rc, "VFIO_IOMMU_GET_INFO: %s", strerror(rc));
-	}
-	if ((info->flags & VFIO_IOMMU_INFO_CAPS) && info->argsz > sizeof(*info)) {
-		uint32_t sz = info->argsz;
-		struct vfio_iommu_type1_info *big = realloc(info, sz);
-
-		if (!big) {
-			free(info);
-			FAIL(ENOMEM, "out of memory");
-		}
-		info = big;
-		memset(info, 0, sz);
-		info->argsz = sz;
-		if (v->sys->ioctl(v->container, VFIO_IOMMU_GET_INFO, info)) {
-			rc = errno;
-			free(info);
-			FAIL(rc, "VFIO_IOMMU_GET_INFO: %s", strerror(rc));
-		}
-		for (uint32_t off = info->cap_offset; off && off + sizeof(
-			     struct vfio_info_cap_header) <= sz;) {
-			const struct vfio_info_cap_header *h =
-				(const void *)((const char *)info + off);
-			const struct vfio_iommu_type1_info_cap_iova_range *c =
-				(const void *)h;
-
-			if (h->id == VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE &&
-			    off + sizeof(*c) + (uint64_t)c->nr_iovas *
-				    sizeof(c->iova_ranges[0]) <= sz && !r) {
-				r = calloc(c->nr_iovas ? c->nr_iovas : 1,
-					   sizeof(*r));
-				for (uint32_t k = 0; r && k < c->nr_iovas; k++)
-					if (c->iova_ranges[k].end != UINT64_MAX)
-						r[n++] = (struct iova_span){
-							c->iova_ranges[k].start,
-							c->iova_ranges[k].end + 1 };
-			}
-			if (h->next <= off)
-				break;	/* a chain must move forward */
-			off = h->next;
-		}
-	}
-	if (info->iova_pgsizes) {
-		uint64_t smallest = info->iova_pgsizes & -info->iova_pgsizes;
-
-		if (smallest > v->page)
-			v->page = (size_t)smallest;
-	}
-	free(info);
-	if (!r) {
-		static const struct iova_span all = { 0, UINT64_C(1) << 48 };
-
-		rc = vfio_iova_init(&v->iova, &all, 1, limit);
-	} else {
-		rc = vfio_iova_init(&v->iova, r, n, limit);
-		free(r);
-	}
-	if (rc)
-		FAIL(rc, "the IOMMU offers no IOVA range below %#llx, which "
-		     "the IP (C_M_AXI_ADDR_WIDTH) can reach",
-		     (unsigned long long)limit);
-	return 0;
+	return rc == ENOENT ? " (bind the function to vfio-pci)" :
+	       rc == EBUSY ? " (another process has the group)" :
+	       rc == EACCES || rc == EPERM ? " (root, or access to /dev/vfio, "
+					     "is needed)" : "";
 }
 
 static int open_iommu(struct vfio_access *v, const struct ernic_conf *c,
@@ -428,11 +245,19 @@ static int open_iommu(struct vfio_access *v, const struct ernic_conf *c,
 		return rc;
 	snprintf(path, sizeof(path), "%s/dev/vfio/vfio", c->vfio_root);
 	v->container = v->sys->open(path, O_RDWR | O_CLOEXEC);
-	if (v->container < 0)
-		FAIL(errno, "%s: %s", path, strerror(errno));
-	if (v->sys->ioctl(v->container, VFIO_GET_API_VERSION, NULL) !=
-	    VFIO_API_VERSION)
-		FAIL(EPROTO, "%s speaks another VFIO API version", path);
+	if (v->container < 0) {
+		rc = errno;
+		FAIL(rc, "%s: %s%s", path, strerror(rc),
+		     rc == ENOENT ? " (load vfio-pci)" : open_hint(rc));
+	}
+	rc = v->sys->ioctl(v->container, VFIO_GET_API_VERSION, NULL);
+	if (rc < 0) {
+		rc = errno;
+		FAIL(rc, "VFIO_GET_API_VERSION: %s", strerror(rc));
+	}
+	if (rc != VFIO_API_VERSION)
+		FAIL(EPROTO, "%s speaks VFIO API %d, not %d", path, rc,
+		     VFIO_API_VERSION);
 	if (v->sys->ioctl(v->container, VFIO_CHECK_EXTENSION,
 			  (void *)(uintptr_t)VFIO_TYPE1v2_IOMMU) > 0)
 		type = VFIO_TYPE1v2_IOMMU;
@@ -440,54 +265,124 @@ static int open_iommu(struct vfio_access *v, const struct ernic_conf *c,
 			       (void *)(uintptr_t)VFIO_TYPE1_IOMMU) > 0)
 		type = VFIO_TYPE1_IOMMU;
 	else
-		FAIL(ENOTSUP, "the kernel offers no type1 IOMMU");
+		FAIL(EOPNOTSUPP, "VFIO_CHECK_EXTENSION: the kernel offers no "
+		     "type1 IOMMU");
 
 	snprintf(path, sizeof(path), "%s/dev/vfio/%u", c->vfio_root, group);
 	v->group = v->sys->open(path, O_RDWR | O_CLOEXEC);
-	if (v->group < 0)
-		FAIL(errno, "%s: %s%s", path, strerror(errno),
-		     errno == ENOENT ? " (bind the function to vfio-pci)" :
-		     errno == EBUSY ? " (another process has the group)" : "");
-	if (v->sys->ioctl(v->group, VFIO_GROUP_GET_STATUS, &st))
-		FAIL(errno, "VFIO_GROUP_GET_STATUS: %s", strerror(errno));
+	if (v->group < 0) {
+		rc = errno;
+		FAIL(rc, "%s: %s%s", path, strerror(rc), open_hint(rc));
+	}
+	if (v->sys->ioctl(v->group, VFIO_GROUP_GET_STATUS, &st)) {
+		rc = errno;
+		FAIL(rc, "VFIO_GROUP_GET_STATUS: %s", strerror(rc));
+	}
 	if (!(st.flags & VFIO_GROUP_FLAGS_VIABLE))
 		FAIL(EBUSY, "group %u is not viable: bind every device of the "
 		     "group to vfio-pci", group);
-	if (v->sys->ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container))
-		FAIL(errno, "VFIO_GROUP_SET_CONTAINER: %s", strerror(errno));
-	if (v->sys->ioctl(v->container, VFIO_SET_IOMMU, (void *)type))
-		FAIL(errno, "VFIO_SET_IOMMU: %s", strerror(errno));
-	return iommu_ranges(v, c->c_m_axi_addr_width >= 64 ?
-				       UINT64_MAX :
-				       UINT64_C(1) << c->c_m_axi_addr_width,
-			    err, errlen);
+	if (v->sys->ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container)) {
+		rc = errno;
+		FAIL(rc, "VFIO_GROUP_SET_CONTAINER: %s", strerror(rc));
+	}
+	if (v->sys->ioctl(v->container, VFIO_SET_IOMMU, (void *)type)) {
+		rc = errno;
+		FAIL(rc, "VFIO_SET_IOMMU: %s", strerror(rc));
+	}
+	return vfio_dma_create(v->sys, v->container, v->bdf,
+			       c->c_m_axi_addr_width >= 64 ? UINT64_MAX :
+			       UINT64_C(1) << c->c_m_axi_addr_width,
+			       &v->dma, err, errlen);
+}
+
+/* VFIO_DEVICE_GET_REGION_INFO of region index, capabilities included:
+ * malloc'd in *out, its length in *len. 0 or errno. */
+static int region_info(struct vfio_access *v, uint32_t index,
+		       struct vfio_region_info **out, size_t *len)
+{
+	struct vfio_region_info *ri = calloc(1, sizeof(*ri)), *big;
+	uint32_t sz;
+	int rc;
+
+	if (!ri)
+		return ENOMEM;
+	ri->argsz = sizeof(*ri);
+	ri->index = index;
+	if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, ri))
+		goto fail;
+	sz = ri->argsz;
+	if ((ri->flags & VFIO_REGION_INFO_FLAG_CAPS) && sz > sizeof(*ri)) {
+		big = realloc(ri, sz);
+		if (!big) {
+			free(ri);
+			return ENOMEM;
+		}
+		ri = big;
+		memset(ri, 0, sz);
+		ri->argsz = sz;
+		ri->index = index;
+		if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, ri))
+			goto fail;
+	} else {
+		sz = sizeof(*ri);
+	}
+	*out = ri;
+	*len = sz;
+	return 0;
+fail:
+	rc = errno;
+	free(ri);
+	return rc;
 }
 
 static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 		       char *err, size_t errlen)
 {
-	struct vfio_region_info ri = { .argsz = sizeof(ri),
-				       .index = c->vfio_bar };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len, delta;
+	struct vfio_region_info *ri;
+	uint64_t off;
 	char why[160];
 	void *map;
+	int rc;
 
 	v->device = v->sys->ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, v->bdf);
-	if (v->device < 0)
-		FAIL(errno, "VFIO_GROUP_GET_DEVICE_FD: %s", strerror(errno));
-	if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, &ri))
-		FAIL(errno, "BAR %u: VFIO_DEVICE_GET_REGION_INFO: %s",
-		     c->vfio_bar, strerror(errno));
-	if (vfio_window_check(ri.size, !!(ri.flags & VFIO_REGION_INFO_FLAG_MMAP),
-			      c->vfio_offset, ERNIC_REG_SPACE_SIZE, why,
-			      sizeof(why)))
-		FAIL(EINVAL, "BAR %u: %s", c->vfio_bar, why);
-	map = v->sys->mmap(NULL, ERNIC_REG_SPACE_SIZE, PROT_READ | PROT_WRITE,
-			   MAP_SHARED, v->device,
-			   (off_t)(ri.offset + c->vfio_offset));
-	if (map == MAP_FAILED)
-		FAIL(errno, "mmap BAR %u: %s", c->vfio_bar, strerror(errno));
+	if (v->device < 0) {
+		rc = errno;
+		FAIL(rc, "VFIO_GROUP_GET_DEVICE_FD: %s", strerror(rc));
+	}
+	rc = region_info(v, c->vfio_bar, &ri, &len);
+	if (rc)
+		FAIL(rc, "BAR %u: VFIO_DEVICE_GET_REGION_INFO: %s", c->vfio_bar,
+		     strerror(rc));
+	rc = vfio_window_check(ri, len, c->vfio_offset, ERNIC_REG_SPACE_SIZE,
+			       why, sizeof(why));
+	off = ri->offset + c->vfio_offset;
+	free(ri);
+	if (rc)
+		FAIL(rc, "BAR %u: %s", c->vfio_bar, why);
+	/* vfio_offset is 4 KiB aligned; pages may be bigger. */
+	delta = (size_t)(off & (page - 1));
+	v->win_maplen = (delta + ERNIC_REG_SPACE_SIZE + page - 1) & ~(page - 1);
+	map = v->sys->mmap(NULL, v->win_maplen, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, v->device, (off_t)(off - delta));
+	if (map == MAP_FAILED) {
+		rc = errno;
+		FAIL(rc, "mmap of BAR %u: %s", c->vfio_bar, strerror(rc));
+	}
 	v->win_map = map;
-	v->regs = map;
+	v->regs = (volatile uint32_t *)((char *)map + delta);
+
+	rc = region_info(v, VFIO_PCI_CONFIG_REGION_INDEX, &ri, &len);
+	if (rc)
+		FAIL(rc, "config space: VFIO_DEVICE_GET_REGION_INFO: %s",
+		     strerror(rc));
+	v->cmd_off = ri->offset + PCI_COMMAND;
+	free(ri);
+	rc = set_master(v, true);
+	if (rc)
+		FAIL(rc, "enabling bus mastering (PCI_COMMAND): %s",
+		     strerror(rc));
+	v->master_set = true;
 	return 0;
 }
 
@@ -496,38 +391,33 @@ static int open_irq(struct vfio_access *v, char *err, size_t errlen)
 {
 	static const uint32_t idx[] = { VFIO_PCI_MSIX_IRQ_INDEX,
 					VFIO_PCI_MSI_IRQ_INDEX };
-	/* struct vfio_irq_set ends in data[]: the eventfd follows it. */
-	_Alignas(struct vfio_irq_set) uint8_t buf[sizeof(struct vfio_irq_set) +
-						  sizeof(int32_t)];
-	struct vfio_irq_set *set = (struct vfio_irq_set *)buf;
-	int32_t efd;
+	_Alignas(struct vfio_irq_set) uint8_t set[VFIO_IRQ_ARG_LEN];
+	size_t k;
+	int rc;
 
-	for (size_t k = 0; k < 2; k++) {
+	for (k = 0; k < 2; k++) {
 		struct vfio_irq_info ii = { .argsz = sizeof(ii), .index = idx[k] };
 
 		if (!v->sys->ioctl(v->device, VFIO_DEVICE_GET_IRQ_INFO, &ii) &&
-		    ii.count) {
-			v->irq_index = idx[k];
+		    ii.count && (ii.flags & VFIO_IRQ_INFO_EVENTFD))
 			break;
-		}
-		if (k == 1)
-			FAIL(ENODEV, "the function has neither MSI-X nor MSI");
 	}
+	if (k == 2)
+		FAIL(ENODEV, "VFIO_DEVICE_GET_IRQ_INFO: the function has "
+		     "neither MSI-X nor MSI");
+	v->irq_index = idx[k];
 	v->irq = v->sys->eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (v->irq < 0)
-		FAIL(errno, "eventfd: %s", strerror(errno));
-	memset(buf, 0, sizeof(buf));
-	set->argsz = sizeof(buf);
-	set->flags = VFIO_IRQ_SET_DATA_EVENTFD | VFIO_IRQ_SET_ACTION_TRIGGER;
-	set->index = v->irq_index;
-	set->start = 0;
-	set->count = 1;
-	efd = v->irq;
-	memcpy(set->data, &efd, sizeof(efd));
-	if (v->sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, set))
-		FAIL(errno, "VFIO_DEVICE_SET_IRQS (%s): %s",
+	if (v->irq < 0) {
+		rc = errno;
+		FAIL(rc, "eventfd: %s", strerror(rc));
+	}
+	vfio_irq_arg(set, v->irq_index, v->irq);
+	if (v->sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, set)) {
+		rc = errno;
+		FAIL(rc, "VFIO_DEVICE_SET_IRQS (%s): %s",
 		     v->irq_index == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI",
-		     strerror(errno));
+		     strerror(rc));
+	}
 	v->irq_on = true;
 	return 0;
 }
@@ -540,6 +430,8 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 	struct vfio_access *v;
 	int rc;
 
+	if (!err)
+		errlen = 0;
 	if (!conf->coherent && !ERNIC_HAVE_CACHE_OPS) {
 		snprintf(err, errlen, "vfio: coherent=0 needs cache maintenance "
 			 "from user space, which this CPU architecture lacks");
@@ -552,17 +444,15 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 	}
 	v->sys = sys;
 	v->container = v->group = v->device = v->irq = -1;
-	v->page = (size_t)sysconf(_SC_PAGESIZE);
-	pthread_mutex_init(&v->lock, NULL);
 	v->ops = vfio_ops;
 	if (!conf->coherent)
 		v->ops.dma_sync = va_dma_sync;
 	v->base.ops = &v->ops;
 	if (ernic_bdf_parse(conf->vfio, v->bdf)) {
-		snprintf(err, errlen, "vfio: '%s' is not a PCI address",
-			 conf->vfio);
+		snprintf(err, errlen, "vfio: '%s' is not a PCI address "
+			 "DDDD:BB:DD.F", conf->vfio);
 		rc = EINVAL;
-		goto err;
+		goto fail;
 	}
 	rc = open_iommu(v, conf, err, errlen);
 	if (!rc)
@@ -570,10 +460,10 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 	if (!rc)
 		rc = open_irq(v, err, errlen);
 	if (rc)
-		goto err;
+		goto fail;
 	*out = &v->base;
 	return 0;
-err:
+fail:
 	va_close(&v->base);
 	return rc;
 }

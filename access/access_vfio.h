@@ -24,13 +24,19 @@ struct vfio_sys {
 		      off_t off);
 	int (*munmap)(void *addr, size_t len);
 	int (*eventfd)(unsigned int initval, int flags);
+	/* PCI config space, through the device fd's config region. */
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+	ssize_t (*pwrite)(int fd, const void *buf, size_t len, off_t off);
 };
 
 extern const struct vfio_sys vfio_sys_kernel;
 
+/* The backend on conf's vfio= function. 0, or errno with a one-line
+ * reason naming the function and the step that failed. */
 int ernic_access_vfio_open(const struct ernic_conf *conf,
 			   struct ernic_access **out, char *err,
 			   size_t errlen);
+/* The same through sys instead of the kernel (tests). */
 int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 			       const struct vfio_sys *sys,
 			       struct ernic_access **out, char *err,

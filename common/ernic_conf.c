@@ -281,7 +281,9 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 		c->vfio_bar = (uint32_t)v;
 		return true;
 	case K_VFIO_OFFSET:
-		if (!parse_ulong(val, 0, UINT64_MAX, &v) || v % 4096) {
+		/* 0x hex or decimal; a leading 0 is not octal here. */
+		if (!parse_ulong(val, val[0] == '0' && (val[1] == 'x' ||
+			val[1] == 'X') ? 16 : 10, UINT64_MAX, &v) || v % 4096) {
 			set_err(reason, rlen, "vfio_offset must be a 4 KiB "
 				"aligned byte offset, not '%s'", val);
 			return false;
@@ -519,6 +521,15 @@ int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
 		rc = EINVAL;
 		goto out;
 	}
+	if (tmp.backend != ERNIC_BACKEND_VFIO &&
+	    (seen[K_VFIO_BAR] || seen[K_VFIO_OFFSET] || seen[K_VFIO_ROOT])) {
+		set_err(err, errlen, "%s: %s= needs backend=vfio", path,
+			key_names[seen[K_VFIO_BAR] ? K_VFIO_BAR :
+				  seen[K_VFIO_OFFSET] ? K_VFIO_OFFSET :
+				  K_VFIO_ROOT]);
+		rc = EINVAL;
+		goto out;
+	}
 	if ((tmp.backend == ERNIC_BACKEND_UIO) != seen[K_UIO]) {
 		set_err(err, errlen, "%s: %s", path, seen[K_UIO] ?
 			"uio= needs backend=uio" :
@@ -616,7 +627,9 @@ int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
 
 	if ((c->backend == ERNIC_BACKEND_UIO && !name_ok(c->uio)) ||
 	    (c->backend == ERNIC_BACKEND_VFIO &&
-	     ernic_bdf_parse(c->vfio, (char[ERNIC_BDF_LEN + 1]){ 0 })) ||
+	     (ernic_bdf_parse(c->vfio, (char[ERNIC_BDF_LEN + 1]){ 0 }) ||
+	      c->vfio_bar > 5 || c->vfio_offset % 4096 ||
+	      (c->vfio_root[0] && c->vfio_root[0] != '/'))) ||
 	    (c->backend != ERNIC_BACKEND_SW && c->backend != ERNIC_BACKEND_UIO &&
 	     c->backend != ERNIC_BACKEND_VFIO) ||
 	    (c->family != AF_INET && c->family != AF_INET6) ||

@@ -63,9 +63,10 @@ struct ernic_conf {
 	char udmabuf[ERNIC_NAME_MAX + 1];	/* instead of dma_map */
 	uint32_t coherent;
 	/* VFIO backend: the PCI function (canonical DDDD:BB:DD.F), the BAR
-	 * holding the ERNIC window and its offset there (cards such as
-	 * RecoNIC place the IP inside a larger BAR), and where sysfs and
-	 * /dev are ("" for the system's). */
+	 * holding the ERNIC window (0..5) and its offset there (4 KiB
+	 * aligned; cards such as RecoNIC place the IP inside a larger BAR),
+	 * and where sysfs and /dev are ("" for the system's). The vfio_*
+	 * keys need backend=vfio. */
 	char vfio[ERNIC_BDF_LEN + 1];
 	uint32_t vfio_bar;
 	uint64_t vfio_offset;

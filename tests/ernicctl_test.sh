@@ -273,47 +273,87 @@ if [ -e "$libdir/libernic-rdmav34.so" ] && command -v ibv_devices >/dev/null; th
 fi
 
 # ---- hardware ERNICs (--uio, --vfio): configuration only ----
+hw=(--addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo)
 expect_fail 2 "give one of --sw, --sim-uio, --uio, --vfio" \
 	"$ERNICCTL" add h0 --sw 127.0.0.2 --vfio 0000:01:00.0
+expect_fail 2 "give one of --sw, --sim-uio, --uio, --vfio" \
+	"$ERNICCTL" add h0 --uio uio0 --vfio 0000:01:00.0 "${hw[@]}"
 expect_fail 2 "--vfio needs --addr ADDR, --mac MAC and --netdev NETDEV" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7
-expect_fail 2 "--wire is for software ERNICs" "$ERNICCTL" add h0 --vfio \
-	0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo --wire udp
+expect_fail 2 "missing: --addr" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --mac 02:00:00:00:00:07 --netdev lo
+expect_fail 2 "--uio needs --addr ADDR" \
+	"$ERNICCTL" add h0 --uio uio0 --mac 02:00:00:00:00:07 --netdev lo
+expect_fail 2 "missing: --mac --netdev" "$ERNICCTL" add h0 --uio uio0 --addr 10.9.8.7
+expect_fail 2 "--wire is for software ERNICs" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --wire udp
 expect_fail 2 "are for --uio and --vfio" "$ERNICCTL" add h0 --sw 127.0.0.2 --bar 1
-expect_fail 2 "--bar and --offset are for --vfio" "$ERNICCTL" add h0 --uio uio0 \
-	--addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo --bar 1
-expect_fail 2 "--dma-map and --udmabuf are for --uio" "$ERNICCTL" add h0 \
-	--vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo \
-	--udmabuf udmabuf0
-hw=(--addr 10.9.8.7 --mac 02:00:00:00:00:07 --netdev lo)
+expect_fail 2 "are for --uio and --vfio" \
+	"$ERNICCTL" add h0 --sw 127.0.0.2 --vfio-root /tmp
+expect_fail 2 "--bar, --offset and --vfio-root are for --vfio" \
+	"$ERNICCTL" add h0 --uio uio0 "${hw[@]}" --bar 1
+expect_fail 2 "--bar, --offset and --vfio-root are for --vfio" \
+	"$ERNICCTL" add h0 --uio uio0 "${hw[@]}" --vfio-root /tmp
+expect_fail 2 "--dma-map, --udmabuf and --uio-root are for --uio" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --udmabuf udmabuf0
+expect_fail 2 "--dma-map, --udmabuf and --uio-root are for --uio" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --uio-root /tmp
+expect_fail 2 "--bar given twice" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --bar 1 --bar 2
+expect_fail 2 "unknown option '--root'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --root /tmp
 expect_fail 1 "vfio must be a PCI address DDDD:BB:DD.F, not '0000:01:00.8'" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.8 "${hw[@]}"
+expect_fail 1 "vfio must be a PCI address DDDD:BB:DD.F, not '0000:1:00.0'" \
+	"$ERNICCTL" add h0 --vfio 0000:1:00.0 "${hw[@]}"
 expect_fail 1 "vfio_bar must be a BAR 0..5, not '6'" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --bar 6 "${hw[@]}"
+expect_fail 1 "vfio_bar must be a BAR 0..5, not 'x'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --bar x "${hw[@]}"
 expect_fail 1 "vfio_offset must be a 4 KiB aligned byte offset, not '0x800'" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --offset 0x800 "${hw[@]}"
+expect_fail 1 "vfio_offset must be a 4 KiB aligned byte offset, not '010000'" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --offset 010000 "${hw[@]}"
+expect_fail 1 "vfio_root must be an absolute path" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --vfio-root rel "${hw[@]}"
+expect_fail 1 "uio must be a UIO device name" "$ERNICCTL" add h0 --uio a/b "${hw[@]}"
+expect_fail 1 "'10.9.8' is not an IPv4 or IPv6 address" \
+	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8 --mac 02:00:00:00:00:07 \
+	--netdev lo
 expect_fail 1 "'02:00:00:00:07' is not a MAC address" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:07 --netdev lo
 expect_fail 1 "no netdev 'ernic-nope' on this host" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 \
 	--netdev ernic-nope
-"$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 "${hw[@]}"
+"$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 --vfio-root /opt/fake \
+	"${hw[@]}"
 "$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
-	--mac 02:00:00:00:00:08 --netdev lo
-"$ERNICCTL" list | grep -q '^h0 uverbs[0-9]* vfio 10\.9\.8\.7 lo ' || fail "list: h0 as vfio"
-"$ERNICCTL" list | grep -q '^h1 uverbs[0-9]* uio 10\.9\.8\.8 lo ' || fail "list: h1 as uio"
+	--mac 02:00:00:00:00:08 --netdev lo --uio-root /opt/fake
+"$ERNICCTL" add h2 --vfio 0000:01:00.0 --offset 4096 --noncoherent \
+	--addr fd00::7 --mac 02:00:00:00:00:09 --netdev lo
+"$ERNICCTL" list | grep -qx 'h0 uverbs[0-9]* vfio 10\.9\.8\.7 lo udp' || fail "list: h0 as vfio"
+"$ERNICCTL" list | grep -qx 'h1 uverbs[0-9]* uio 10\.9\.8\.8 lo udp' || fail "list: h1 as uio"
+"$ERNICCTL" list | grep -qx 'h2 uverbs[0-9]* vfio fd00::7 lo udp' || fail "list: h2 as vfio"
 conf=$IB/h0/device/ernic.conf
 for kv in backend=vfio vfio=0000:3b:00.1 vfio_bar=2 vfio_offset=0x80000 \
-	mac=02:00:00:00:00:07 coherent=1; do
+	vfio_root=/opt/fake addr=10.9.8.7 mac=02:00:00:00:00:07 netdev=lo coherent=1; do
 	grep -qx "$kv" "$conf" || fail "h0: no '$kv' in ernic.conf"
 done
-for kv in backend=uio uio=uio3 udmabuf=udmabuf0 coherent=0; do
+! grep -q '^uio' "$conf" || fail "h0: UIO keys in a VFIO ernic.conf"
+for kv in backend=uio uio=uio3 udmabuf=udmabuf0 uio_root=/opt/fake coherent=0; do
 	grep -qx "$kv" "$IB/h1/device/ernic.conf" || fail "h1: no '$kv' in ernic.conf"
 done
+! grep -q '^vfio' "$IB/h1/device/ernic.conf" || fail "h1: VFIO keys in a UIO ernic.conf"
+for kv in vfio=0000:01:00.0 vfio_bar=0 vfio_offset=0x1000 coherent=0; do
+	grep -qx "$kv" "$IB/h2/device/ernic.conf" || fail "h2: no '$kv' in ernic.conf"
+done
+! grep -q '^vfio_root' "$IB/h2/device/ernic.conf" || fail "h2: vfio_root without --vfio-root"
 [ "$(cat "$IB/h0/device/modalias")" = ernic:vfio ] || fail "h0 modalias"
-[ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] || fail "add --vfio started something"
-"$ERNICCTL" del h0
-"$ERNICCTL" del h1
+[ "$(cat "$IB/h1/device/modalias")" = ernic:uio ] || fail "h1 modalias"
+[ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] && [ ! -e "$ERNIC_RUNDIR/vfpga/h1" ] ||
+	fail "add --uio/--vfio started something"
+expect_fail 1 "device 'h0' already exists" "$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}"
+for d in h0 h1 h2; do "$ERNICCTL" del "$d"; done
 echo "ok: --uio and --vfio write their configuration and start nothing"
 
 # ---- concurrent adds are serialised by the lock ----

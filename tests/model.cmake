@@ -21,6 +21,7 @@ add_test(NAME window COMMAND test_window)
 
 # The VFIO backend without a kernel: its pure parts, and open / DMA /
 # interrupt / close against a fake of the VFIO ioctls.
-add_executable(test_vfio ${CMAKE_CURRENT_LIST_DIR}/test_vfio.c)
+add_executable(test_vfio ${CMAKE_CURRENT_LIST_DIR}/test_vfio.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_vfio_flow.c)
 target_link_libraries(test_vfio PRIVATE ernic_access PkgConfig::CMOCKA)
 add_test(NAME vfio COMMAND test_vfio)

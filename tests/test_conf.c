@@ -171,6 +171,36 @@ static const struct {
 	 ": backend=uio needs uio=NAME"},
 	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
 	 "uio=uio0\n", ": uio= needs backend=uio"},
+	{"backend=pci\n", ":1: unknown backend 'pci' (expected 'sw', 'uio' "
+	 "or 'vfio')"},
+	{"vfio=0000:01:00\n", ":1: vfio must be a PCI address DDDD:BB:DD.F, "
+	 "not '0000:01:00'"},
+	{"vfio=0000:01:20.0\n", ":1: vfio must be a PCI address"},
+	{"vfio=0000:01:00.8\n", ":1: vfio must be a PCI address"},
+	{"vfio=000g:01:00.0\n", ":1: vfio must be a PCI address"},
+	{"vfio_bar=6\n", ":1: vfio_bar must be a BAR 0..5, not '6'"},
+	{"vfio_bar=-1\n", ":1: vfio_bar must be a BAR 0..5"},
+	{"vfio_bar=0x1\n", ":1: vfio_bar must be a BAR 0..5"},
+	{"vfio_offset=0x800\n", ":1: vfio_offset must be a 4 KiB aligned "
+	 "byte offset, not '0x800'"},
+	{"vfio_offset=4097\n", ":1: vfio_offset must be a 4 KiB aligned"},
+	/* Not octal: 010000 is ten thousand, not 4 KiB aligned. */
+	{"vfio_offset=010000\n", ":1: vfio_offset must be a 4 KiB aligned"},
+	{"vfio_offset=0x\n", ":1: vfio_offset must be a 4 KiB aligned"},
+	{"vfio_offset=-4096\n", ":1: vfio_offset must be a 4 KiB aligned"},
+	{"vfio_root=dev\n", ":1: vfio_root must be an absolute path"},
+	{"name=e\nbackend=vfio\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n",
+	 ": backend=vfio needs vfio=DDDD:BB:DD.F"},
+	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
+	 "vfio=0000:01:00.0\n", ": vfio= needs backend=vfio"},
+	{"name=e\nbackend=uio\nuio=uio0\naddr=::1\nnetdev=lo\n"
+	 "mac=00:00:00:00:00:00\nvfio_bar=2\n", ": vfio_bar= needs backend=vfio"},
+	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
+	 "vfio_offset=0\n", ": vfio_offset= needs backend=vfio"},
+	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
+	 "vfio_root=/x\n", ": vfio_root= needs backend=vfio"},
+	{"name=e\nbackend=vfio\nvfio=01:00.0\nuio=uio0\naddr=::1\n"
+	 "netdev=lo\nmac=00:00:00:00:00:00\n", ": uio= needs backend=uio"},
 	{"addr=1.2.3\n", ":1: '1.2.3' is not an IPv4 or IPv6 address"},
 	{"netdev=a/b\n", ":1: 'a/b' is not a valid netdev name"},
 	{"netdev=0123456789abcdef\n", ":1: '0123456789abcdef' is not"},
@@ -336,6 +366,110 @@ static void test_save_roundtrip(void **state)
 	assert_int_equal(count_entries(dir), 1);
 }
 
+/* PCI addresses for vfio=: canonical lower case, domain 0 by default. */
+static void test_bdf(void **state)
+{
+	static const char *const bad[] = {
+		"0000:01:20.0", "0000:01:00.8", "0000:01:00:0", "000g:01:00.0",
+		"0000:01:00.0 ", "00000:1:00.0", "1:00.0", "",
+	};
+	char b[ERNIC_BDF_LEN + 1];
+
+	assert_int_equal(ernic_bdf_parse("0000:01:00.0", b), 0);
+	assert_string_equal(b, "0000:01:00.0");
+	assert_int_equal(ernic_bdf_parse("00AB:C1:1f.7", b), 0);
+	assert_string_equal(b, "00ab:c1:1f.7");
+	assert_int_equal(ernic_bdf_parse("3b:00.1", b), 0);
+	assert_string_equal(b, "0000:3b:00.1");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ernic_bdf_parse(bad[i], b) != EINVAL)
+			fail_msg("'%s' parsed", bad[i]);
+	assert_int_equal(ernic_bdf_parse(NULL, b), EINVAL);
+}
+
+/* backend=vfio: its keys, their defaults, a round trip, and a save that
+ * refuses what a load would refuse. */
+static void test_vfio_keys(void **state)
+{
+	static const char vfio_file[] =
+		"name=card0\nbackend=vfio\naddr=192.0.2.9\nnetdev=lo\n"
+		"mac=02:00:00:00:00:09\nvfio=3B:00.1\n";
+	static const struct {
+		const char *text;
+		uint64_t want;
+	} offsets[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "0x80000", 0x80000 },
+		{ "0X1000", 0x1000 }, { "0xfffffffffffff000",
+					UINT64_C(0xfffffffffffff000) },
+	};
+	char text[512], err[256];
+	struct ernic_conf c, back;
+
+	write_conf(vfio_file);
+	assert_int_equal(ernic_conf_load(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(c.backend, ERNIC_BACKEND_VFIO);
+	assert_string_equal(c.vfio, "0000:3b:00.1");	/* canonical */
+	assert_int_equal(c.vfio_bar, 0);
+	assert_true(c.vfio_offset == 0);
+	assert_string_equal(c.vfio_root, "");
+	assert_int_equal(c.coherent, 1);
+	assert_string_equal(ernic_backend_name(c.backend), "vfio");
+
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		snprintf(text, sizeof(text), "%svfio_offset=%s\nvfio_bar=5\n",
+			 vfio_file, offsets[i].text);
+		write_conf(text);
+		assert_int_equal(ernic_conf_load(path, &c, err, sizeof(err)), 0);
+		assert_true(c.vfio_offset == offsets[i].want);
+		assert_int_equal(c.vfio_bar, 5);
+	}
+
+	/* Round trip, vfio_root and coherent=0 included. */
+	c.vfio_bar = 2;
+	c.vfio_offset = 0x80000;
+	strcpy(c.vfio_root, "/tmp/fake root");
+	c.coherent = 0;
+	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(ernic_conf_load(path, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.backend, ERNIC_BACKEND_VFIO);
+	assert_string_equal(back.vfio, "0000:3b:00.1");
+	assert_int_equal(back.vfio_bar, 2);
+	assert_true(back.vfio_offset == 0x80000);
+	assert_string_equal(back.vfio_root, "/tmp/fake root");
+	assert_int_equal(back.coherent, 0);
+	assert_string_equal(back.uio, "");	/* no UIO keys written */
+
+	/* Without vfio_root the line is left out, and the load agrees. */
+	c.vfio_root[0] = '\0';
+	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), 0);
+	assert_int_equal(ernic_conf_load(path, &back, err, sizeof(err)), 0);
+	assert_string_equal(back.vfio_root, "");
+
+	/* Save writes nothing a load would refuse. */
+	back = c;
+	back.vfio_bar = 6;
+	assert_int_equal(ernic_conf_save(path, &back, err, sizeof(err)), EINVAL);
+	back = c;
+	back.vfio_offset = 0x80800;
+	assert_int_equal(ernic_conf_save(path, &back, err, sizeof(err)), EINVAL);
+	back = c;
+	strcpy(back.vfio, "01:00");
+	assert_int_equal(ernic_conf_save(path, &back, err, sizeof(err)), EINVAL);
+	assert_non_null(strstr(err, "incomplete configuration"));
+	assert_int_equal(count_entries(dir), 1);
+
+	/* ernicctl's path: one key at a time, the same checks. */
+	ernic_conf_defaults(&c);
+	assert_int_equal(ernic_conf_set_key(&c, "vfio", "0000:01:00.0", err,
+					    sizeof(err)), 0);
+	assert_int_equal(ernic_conf_set_key(&c, "vfio_offset", "0x800", err,
+					    sizeof(err)), EINVAL);
+	assert_non_null(strstr(err, "4 KiB aligned"));
+	assert_int_equal(ernic_conf_set_key(&c, "vfio_bar", "6", err,
+					    sizeof(err)), EINVAL);
+	assert_int_equal(c.vfio_bar, 0);
+}
+
 static void test_ip_and_gid(void **state)
 {
 	struct ernic_ip ip, back;
@@ -383,6 +517,8 @@ int main(void)
 		cmocka_unit_test(test_line_length),
 		cmocka_unit_test(test_missing_file),
 		cmocka_unit_test(test_save_roundtrip),
+		cmocka_unit_test(test_bdf),
+		cmocka_unit_test(test_vfio_keys),
 		cmocka_unit_test(test_ip_and_gid),
 	};
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * ernicctl: create and remove software ERNIC devices that libibverbs
- * discovers through a sysfs overlay (SYSFS_PATH), list them, and print
- * the environment that points libibverbs at the overlay and provider.
+ * ernicctl: create and remove ERNIC devices (software ERNICs, and
+ * hardware ones under UIO or VFIO) that libibverbs discovers through a
+ * sysfs overlay (SYSFS_PATH), list them, and print the environment that
+ * points libibverbs at the overlay and provider.
  *
  * Exit status: 0 success, 1 failure (one "ernicctl: reason" line on
  * stderr), 2 command-line syntax error.
@@ -37,11 +38,12 @@ static const char usage_text[] =
 	"Usage: ernicctl COMMAND [ARGS]\n"
 	"\n"
 	"Commands:\n"
-	"  add NAME --sw ADDR [--wire udp|frame] [--param NAME=VALUE]...\n"
-	"           [--noncoherent]\n"
-	"  add NAME --uio DEV|--vfio BDF --addr ADDR --mac MAC --netdev NETDEV\n"
-	"           [--dma-map N|--udmabuf NAME] [--bar N] [--offset X]\n"
-	"           [--root DIR] [--noncoherent]\n"
+	"  add NAME --sw|--sim-uio ADDR [--wire udp|frame]\n"
+	"           [--param NAME=VALUE]... [--noncoherent]\n"
+	"  add NAME --uio DEV [--dma-map N|--udmabuf NAME] [--uio-root DIR]\n"
+	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
+	"  add NAME --vfio BDF [--bar N] [--offset X] [--vfio-root DIR]\n"
+	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
 	"        --sim-uio ADDR instead of --sw: the same ERNIC model as a\n"
 	"        virtual FPGA process (ernic-vfpga) that the provider drives\n"
@@ -57,13 +59,16 @@ static const char usage_text[] =
 	"        then keeps its own copy of all DMA memory, as strict as a bus\n"
 	"        can be, to test that;\n"
 	"        --uio DEV (a UIO device name or uioN: a Zynq board's ERNIC)\n"
-	"        or --vfio BDF (a PCIe card's function, bound to vfio-pci):\n"
-	"        an ERNIC in hardware, with its own address ADDR and MAC;\n"
-	"        NETDEV is the host link on its network (peers' MACs, port\n"
-	"        state); UIO DMA memory is map N (default 1) or a u-dma-buf\n"
-	"        device; for VFIO the register window is at byte offset X\n"
-	"        (4 KiB aligned) of BAR N (default 0); --root DIR finds sysfs\n"
-	"        and /dev under DIR (tests). Nothing is started\n"
+	"        or --vfio BDF (DDDD:BB:DD.F, a PCIe card's function bound to\n"
+	"        vfio-pci): an ERNIC in hardware, which exists already, so\n"
+	"        nothing is started. It is not a host address: --addr ADDR is\n"
+	"        the ERNIC's own IPv4/IPv6 address (its GID) and --mac MAC its\n"
+	"        MAC; NETDEV is the host link on its network (peers' MACs,\n"
+	"        port state). UIO DMA memory is map N (default 1) or a\n"
+	"        u-dma-buf device; the VFIO register window is at byte offset\n"
+	"        X (hex 0x... or decimal, 4 KiB aligned, default 0) of BAR N\n"
+	"        (0..5, default 0); --uio-root/--vfio-root DIR find sysfs and\n"
+	"        /dev under DIR (tests)\n"
 	"  del NAME      remove device NAME (root)\n"
 	"  list          one line per device: NAME uverbsN sw|uio|vfio ADDR NETDEV\n"
 	"                WIRE\n"
@@ -251,7 +256,7 @@ struct hw_opts {
 	const char *dev;		/* --uio DEV or --vfio BDF */
 	bool vfio;
 	const char *addr, *mac, *netdev, *dma_map, *udmabuf, *bar, *offset,
-		*root;
+		*uio_root, *vfio_root;
 };
 
 static const char *long_name(const struct option *o, int val)
@@ -268,7 +273,8 @@ static bool hw_opt(struct hw_opts *h, int opt, const char *v)
 	const char **slot = opt == 'a' ? &h->addr : opt == 'M' ? &h->mac :
 			    opt == 'N' ? &h->netdev : opt == 'D' ? &h->dma_map :
 			    opt == 'B' ? &h->udmabuf : opt == 'b' ? &h->bar :
-			    opt == 'o' ? &h->offset : &h->root;
+			    opt == 'o' ? &h->offset :
+			    opt == 'r' ? &h->uio_root : &h->vfio_root;
 
 	if (*slot)
 		return true;
@@ -281,11 +287,11 @@ static int hw_check(const struct hw_opts *h, bool wire)
 {
 	if (!h->dev) {
 		if (h->addr || h->mac || h->netdev || h->dma_map || h->udmabuf ||
-		    h->bar || h->offset || h->root)
+		    h->bar || h->offset || h->uio_root || h->vfio_root)
 			return usage_error("add: --addr, --mac, --netdev, "
-					   "--dma-map, --udmabuf, --bar, "
-					   "--offset and --root are for --uio "
-					   "and --vfio");
+					   "--dma-map, --udmabuf, --uio-root, "
+					   "--bar, --offset and --vfio-root are "
+					   "for --uio and --vfio");
 		return 0;
 	}
 	if (wire)
@@ -293,12 +299,17 @@ static int hw_check(const struct hw_opts *h, bool wire)
 	if (!h->addr || !h->mac || !h->netdev)
 		return usage_error("add: --%s needs --addr ADDR, --mac MAC and "
 				   "--netdev NETDEV (the ERNIC's own address "
-				   "and MAC, the host link on its network)",
-				   h->vfio ? "vfio" : "uio");
-	if (h->vfio && (h->dma_map || h->udmabuf))
-		return usage_error("add: --dma-map and --udmabuf are for --uio");
-	if (!h->vfio && (h->bar || h->offset))
-		return usage_error("add: --bar and --offset are for --vfio");
+				   "and MAC, the host link on its network); "
+				   "missing:%s%s%s", h->vfio ? "vfio" : "uio",
+				   h->addr ? "" : " --addr",
+				   h->mac ? "" : " --mac",
+				   h->netdev ? "" : " --netdev");
+	if (h->vfio && (h->dma_map || h->udmabuf || h->uio_root))
+		return usage_error("add: --dma-map, --udmabuf and --uio-root are "
+				   "for --uio");
+	if (!h->vfio && (h->bar || h->offset || h->vfio_root))
+		return usage_error("add: --bar, --offset and --vfio-root are for "
+				   "--vfio");
 	if (h->dma_map && h->udmabuf)
 		return usage_error("add: give --dma-map or --udmabuf, not both");
 	return 0;
@@ -320,7 +331,8 @@ static int hw_conf(const struct hw_opts *h, struct ernic_conf *conf,
 		{ "udmabuf", h->udmabuf },
 		{ "vfio_bar", h->bar },
 		{ "vfio_offset", h->offset },
-		{ h->vfio ? "vfio_root" : "uio_root", h->root },
+		{ "uio_root", h->uio_root },
+		{ "vfio_root", h->vfio_root },
 	};
 	char err[256];
 
@@ -358,7 +370,8 @@ static int cmd_add(int argc, char **argv)
 		{"udmabuf", required_argument, NULL, 'B'},
 		{"bar", required_argument, NULL, 'b'},
 		{"offset", required_argument, NULL, 'o'},
-		{"root", required_argument, NULL, 'r'},
+		{"uio-root", required_argument, NULL, 'r'},
+		{"vfio-root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -415,6 +428,7 @@ static int cmd_add(int argc, char **argv)
 		case 'b':
 		case 'o':
 		case 'r':
+		case 'R':
 			if (hw_opt(&hw, opt, optarg)) {
 				free(params);
 				return usage_error("add: --%s given twice",

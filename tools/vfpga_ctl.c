@@ -165,7 +165,8 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 	close(pfd[0]);
 	conf->backend = ERNIC_BACKEND_UIO;
 	snprintf(conf->uio, sizeof(conf->uio), "uio0");
-	snprintf(conf->uio_root, sizeof(conf->uio_root), "%s", dir);
+	/* Fits: checked against ERNIC_UIO_ROOT_MAX above. */
+	memcpy(conf->uio_root, dir, strlen(dir) + 1);
 	snprintf(conf->udmabuf, sizeof(conf->udmabuf), "udmabuf0");
 	return 0;
 }
