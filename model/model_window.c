@@ -161,8 +161,8 @@ static void publish_reg(struct ernic_window *w, const struct wreg *r)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Whether software wrote word r since it was last published or seen:
- * v is what the window holds. A difference seen without the lock may be
+/* Whether software wrote word r since it was last published or seen;
+ * *v is what the window holds. A difference seen without the lock may be
  * a publish in flight; the lock settles it. */
 static bool sw_wrote(struct ernic_window *w, const struct wreg *r,
 		     uint32_t *v)
@@ -171,6 +171,7 @@ static bool sw_wrote(struct ernic_window *w, const struct wreg *r,
 	uint32_t mark;
 	bool wrote;
 
+	*v = atomic_load_explicit(&w->win[n], memory_order_acquire);
 	if (*v == atomic_load(&w->pub[n]))
 		return false;
 	pthread_mutex_lock(&w->lock);
@@ -236,8 +237,7 @@ static unsigned int sync_pass(struct ernic_window *w)
 	w->npend = 0;
 	for (k = 0; k < w->nregs; k++) {
 		const struct wreg *r = &w->regs[k];
-		uint32_t v = atomic_load_explicit(&w->win[r->off / 4],
-						  memory_order_acquire);
+		uint32_t v;
 		struct pend *p;
 
 		/* Unchanged, or written with the value the model has. */
@@ -310,10 +310,7 @@ static bool sw_wrote_range(struct ernic_window *w, uint32_t lo, uint32_t hi)
 		int32_t k = w->widx[off / 4];
 		uint32_t v;
 
-		if (k < 0)
-			continue;
-		v = atomic_load_explicit(&w->win[off / 4], memory_order_acquire);
-		if (sw_wrote(w, &w->regs[k], &v))
+		if (k >= 0 && sw_wrote(w, &w->regs[k], &v))
 			return true;
 	}
 	return false;

@@ -270,12 +270,19 @@ static const char *long_name(const struct option *o, int val)
 /* Remember option opt; true if it was given before. */
 static bool hw_opt(struct hw_opts *h, int opt, const char *v)
 {
-	const char **slot = opt == 'a' ? &h->addr : opt == 'M' ? &h->mac :
-			    opt == 'N' ? &h->netdev : opt == 'D' ? &h->dma_map :
-			    opt == 'B' ? &h->udmabuf : opt == 'b' ? &h->bar :
-			    opt == 'o' ? &h->offset :
-			    opt == 'r' ? &h->uio_root : &h->vfio_root;
+	const char **slot;
 
+	switch (opt) {
+	case 'a': slot = &h->addr; break;
+	case 'M': slot = &h->mac; break;
+	case 'N': slot = &h->netdev; break;
+	case 'D': slot = &h->dma_map; break;
+	case 'B': slot = &h->udmabuf; break;
+	case 'b': slot = &h->bar; break;
+	case 'o': slot = &h->offset; break;
+	case 'r': slot = &h->uio_root; break;
+	default: slot = &h->vfio_root; break;	/* 'R' */
+	}
 	if (*slot)
 		return true;
 	*slot = v;

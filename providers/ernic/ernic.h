@@ -330,19 +330,24 @@ static inline volatile uint32_t *ernic_rq_db_va(struct ernic_dev *dev,
  */
 #define ERNIC_VERBS_QP_EX (1u << 1)
 
-/* Device-written words: acquire, so what the IP wrote before them
- * (CQEs, RQ elements, RXLEN, IMMQ entries) is visible. */
-static inline uint32_t ernic_db_load(const volatile uint32_t *p)
+/* Doorbell words in the pool. What the IP writes is read with acquire,
+ * so what it wrote before them (CQEs, RQ elements, RXLEN, IMMQ entries)
+ * is visible; on a non-coherent bus the word is invalidated first. What
+ * software writes for the IP is released, and cleaned after. */
+static inline uint32_t ernic_db_load(struct ernic_access *acc,
+				     const volatile uint32_t *p)
 {
+	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_FROM_DEVICE);
 	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)p,
 				    memory_order_acquire);
 }
 
-/* Software-written word the IP reads: release, after our reads. */
-static inline void ernic_db_store(volatile uint32_t *p, uint32_t v)
+static inline void ernic_db_store(struct ernic_access *acc,
+				  volatile uint32_t *p, uint32_t v)
 {
 	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
 			      memory_order_release);
+	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_TO_DEVICE);
 }
 
 /* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0

@@ -170,11 +170,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	while (!qp->sq_flushing && n < max) {
 		/* Acquire: the CQEs before the index are in memory. */
-		uint32_t wi;
-
-		ernic_dma_sync(dev->acc, (const void *)db, sizeof(*db),
-			       ERNIC_DMA_FROM_DEVICE);
-		wi = ernic_db_load(db);
+		uint32_t wi = ernic_db_load(dev->acc, db);
 
 		if (wi >= qp->sq_depth) {
 			ernic_log("QP %u: CQ write index %u beyond depth %u",
@@ -196,9 +192,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		}
 		/* In error: what the IP completed before it stopped is
 		 * reported; the rest is flushed. */
-		ernic_dma_sync(dev->acc, (const void *)db, sizeof(*db),
-			       ERNIC_DMA_FROM_DEVICE);
-		if (ernic_db_load(db) == qp->sq_ci)
+		if (ernic_db_load(dev->acc, db) == qp->sq_ci)
 			qp->sq_flushing = true;
 	}
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)

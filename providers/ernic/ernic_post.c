@@ -225,12 +225,11 @@ static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 			put_wqe(qp, &wqe, w, (uint32_t)total,
 				last ? ERNIC_SWQE_LAST | sig : 0);
 			/* Non-coherent DMA: the IP reads a WRITE's source
-			 * from DDR; a READ's destination is invalidated
-			 * when its CQE is polled. */
+			 * from DDR. A READ's destination is cleaned too (a
+			 * dirty line that the invalidate at its completion
+			 * wrote back would overwrite the IP's data), and
+			 * invalidated when its CQE is polled. */
 			if (s) {
-				/* A READ's destination too: a dirty line
-				 * that the invalidate at its completion wrote
-				 * back would overwrite the IP's data. */
 				ernic_dma_sync(dev->acc,
 					       (const void *)(uintptr_t)(s->addr +
 									 sge_off),
@@ -364,20 +363,32 @@ static int sq_state(struct ernic_qp *qp, bool *flush)
 	return 0;
 }
 
+/* Clean ring slots [start, end) of elem bytes each: one range, or two
+ * when they wrap. */
+static void clean_slots(struct ernic_qp *qp, struct ernic_access *acc,
+			void *base, size_t elem, uint32_t start, uint32_t end)
+{
+	uint8_t *b = base;
+
+	if (start <= end) {
+		ernic_dma_sync(acc, b + start * elem, (end - start) * elem,
+			       ERNIC_DMA_TO_DEVICE);
+		return;
+	}
+	ernic_dma_sync(acc, b + start * elem, (qp->sq_depth - start) * elem,
+		       ERNIC_DMA_TO_DEVICE);
+	ernic_dma_sync(acc, b, end * elem, ERNIC_DMA_TO_DEVICE);
+}
+
 /* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
  * the new producer index; on a non-coherent bus that means DDR (the
  * slots from start, with their inline bounce areas). */
 static void ring_sq(struct ernic_dev *dev, struct ernic_qp *qp,
 		    uint32_t start)
 {
-	for (uint32_t k = start; k != qp->sq_pi; k = (k + 1) % qp->sq_depth) {
-		ernic_dma_sync(dev->acc,
-			       (uint8_t *)qp->sq.va + (size_t)k * ERNIC_WQE_SIZE,
-			       ERNIC_WQE_SIZE, ERNIC_DMA_TO_DEVICE);
-		ernic_dma_sync(dev->acc,
-			       (uint8_t *)qp->inl.va + (size_t)k * ERNIC_MAX_INLINE,
-			       ERNIC_MAX_INLINE, ERNIC_DMA_TO_DEVICE);
-	}
+	clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE, start, qp->sq_pi);
+	clean_slots(qp, dev->acc, qp->inl.va, ERNIC_MAX_INLINE, start,
+		    qp->sq_pi);
 	atomic_thread_fence(memory_order_release);
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
 		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, qp->sq_pi));

@@ -110,16 +110,6 @@ static void rx_view_init(struct ernic_dev *dev, const struct ernic_qp *qp,
 		  ernic_immq_off(v->depth, ERNIC_RQ_ELEM_SIZE));
 }
 
-/* The IP's RQ write pointers (RQWPTRDBADDi and the IMMQ's), fresh. */
-static void rx_pointers(const struct rx_view *v, uint32_t *wp, uint32_t *iwp)
-{
-	ernic_dma_sync(v->acc, (const void *)v->db, ERNIC_RQDB_IMMQ_WPTR + 4,
-		       ERNIC_DMA_FROM_DEVICE);
-	*wp = ernic_db_load(&v->db[ERNIC_RQDB_WPTR / 4]);
-	if (iwp)
-		*iwp = ernic_db_load(&v->db[ERNIC_RQDB_IMMQ_WPTR / 4]);
-}
-
 /* The IMMQ entry at immq_ci, if the IP has published it (iwp). */
 static bool immq_peek(const struct rx_view *v, const struct ernic_qp *qp,
 		      uint32_t iwp, struct immq_ev *ev)
@@ -143,9 +133,7 @@ static bool immq_peek(const struct rx_view *v, const struct ernic_qp *qp,
 static void immq_pop(const struct rx_view *v, struct ernic_qp *qp)
 {
 	qp->immq_ci = (qp->immq_ci + 1) % v->depth;
-	ernic_db_store(&v->db[ERNIC_RQDB_IMMQ_CI / 4], qp->immq_ci);
-	ernic_dma_sync(v->acc, (const void *)&v->db[ERNIC_RQDB_IMMQ_CI / 4],
-		       4, ERNIC_DMA_TO_DEVICE);
+	ernic_db_store(v->acc, &v->db[ERNIC_RQDB_IMMQ_CI / 4], qp->immq_ci);
 }
 
 static void rwqe_complete(struct ernic_qp *qp, struct ibv_wc *wc,
@@ -285,9 +273,9 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
 		/* The IP fills elements, RXLEN and IMMQ before the RQ write
 		 * pointer: read the pointers first, acquire. */
-		uint32_t wp, iwp;
-
-		rx_pointers(&v, &wp, &iwp);
+		uint32_t wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
+		uint32_t iwp = ernic_db_load(v.acc,
+					     &v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
 
 		if (wp >= v.depth || iwp >= v.depth) {
 			ernic_log("QP %u: RQ write pointers %u/%u beyond depth %u",
@@ -329,7 +317,7 @@ bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp)
 	bool se = false;
 
 	rx_view_init(dev, qp, &v);
-	rx_pointers(&v, &wp, NULL);
+	wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
 	if (wp >= v.depth || qp->sol_scan >= v.depth) {
 		qp->sol_scan = 0;
 		return false;
