@@ -420,8 +420,13 @@ static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
  *                                    16-byte entry per Table 1-1 event
  *
  * Doorbell words at RQWPTRDBADD: +0 RQ write pointer (PG332), +4 IMMQ
- * write pointer (device), +8 IMMQ consumer index (written by software;
- * the device treats a full IMMQ like a full RQ: RNR NAK).
+ * write pointer (device); written by software: +64 IMMQ consumer index
+ * (the device treats a full IMMQ like a full RQ: RNR NAK) and +68 the
+ * receive credit, the number of receive requests posted since the QP
+ * was enabled (mod 2^32): the device starts a message that consumes a
+ * receive (SEND FIRST/ONLY, RDMA WRITE with immediate) only while fewer
+ * have started since the enable, and otherwise answers RNR NAK as for a
+ * full RQ. So a message for which no receive was posted is never ACKed.
  */
 #define ERNIC_RXLEN_ENTRY_SIZE 4u
 #define ERNIC_RXLEN_LEN ERNIC_GENMASK(15, 0)
@@ -442,6 +447,7 @@ _Static_assert(sizeof(struct ernic_immq_entry) == ERNIC_IMMQ_ENTRY_SIZE,
 #define ERNIC_RQDB_WPTR 0u
 #define ERNIC_RQDB_IMMQ_WPTR 4u
 #define ERNIC_RQDB_IMMQ_CI 64u
+#define ERNIC_RQDB_RECV_CREDIT 68u
 
 static inline uint64_t ernic_rxlen_off(uint32_t depth, uint32_t bufsz)
 {

@@ -18,10 +18,12 @@
 
 #include "engine_priv.h"
 
-uint64_t eng_now_ns(void)
+uint64_t eng_now(const struct eng *e)
 {
 	struct timespec ts;
 
+	if (e->m->clock)
+		return e->m->clock(e->m->clock_arg);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
@@ -261,6 +263,8 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 	struct eng_qp *q = &e->qp[i];
 	uint32_t lst = eng_qreg(e->m, i, ERNIC_LSTRQREQ);
 
+	if (q->hold)
+		e->hold[q->hold - 1].qp = 0;	/* its packet goes with it */
 	memset(q, 0, sizeof(*q));
 	/* LSTRQREQ holds the last request "received": expect the next. */
 	q->epsn = psn_add(ERNIC_FIELD_GET(ERNIC_LSTRQREQ_PSN, lst), 1);
@@ -318,32 +322,92 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 	}
 }
 
-/* One pass over everything: doorbells, RX, timers. Returns the next
- * timer deadline (0 = none) and whether work remains. */
+/* A free hold slot for the QP a packet is addressed to, if any. */
+static struct eng_hold *hold_slot(struct eng *e)
+{
+	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
+		if (!e->hold[k].qp)
+			return &e->hold[k];
+	return NULL;
+}
+
+/* One received packet; it may be held (its QP's RQ full). Lock held. */
+static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
+		   size_t tlen, uint32_t syn, int chk, uint64_t now)
+{
+	struct eng_hold *h = hold_slot(e);
+	uint32_t i;
+
+	e->may_hold = h && tlen <= sizeof(h->pkt);
+	e->hold_wanted = false;
+	eng_rx_packet(e, l3, tp, tlen, syn, chk);
+	e->may_hold = false;
+	if (!e->hold_wanted)
+		return;
+	/* eng_rx_packet asks only for a request to an existing QP */
+	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
+	memcpy(h->pkt, tp, tlen);
+	h->len = tlen;
+	h->l3 = *l3;
+	h->chk = chk;
+	h->until = now + ENG_RX_HOLD_NS;
+	h->dropped = false;
+	h->qp = i;
+	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
+}
+
+/* Try the held packets again: RQ space may have come back, or their
+ * time is up (then the responder RNR-NAKs them). Lock held. Returns the
+ * earliest deadline of those still held, or 0. */
+static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
+{
+	uint64_t next = 0;
+
+	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++) {
+		struct eng_hold *h = &e->hold[k];
+		struct eng_qp *q;
+		bool dropped;
+
+		if (!h->qp)
+			continue;
+		q = &e->qp[h->qp];
+		q->hold = 0;
+		if (!enabled) {
+			h->qp = 0;	/* a disabled IP drops everything */
+			continue;
+		}
+		e->may_hold = now < h->until;
+		e->hold_wanted = false;
+		eng_rx_packet(e, &h->l3, h->pkt, h->len, 0, h->chk);
+		e->may_hold = false;
+		if (e->hold_wanted && h->qp) {
+			q->hold = k + 1;
+			if (!next || h->until < next)
+				next = h->until;
+			continue;
+		}
+		dropped = h->dropped;
+		h->qp = 0;
+		eng_rx_released(e, (uint32_t)(q - e->qp), dropped);
+	}
+	return next;
+}
+
+/* One pass over everything: held packets, RX, doorbells, timers. Returns
+ * the next timer deadline (0 = none) and whether work remains. */
 static uint64_t run_once(struct eng *e, bool *busy)
 {
 	struct ernic_model *m = e->m;
-	uint64_t next = 0, now = eng_now_ns();
+	uint64_t next = 0, now = eng_now(e), t;
 	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN;
 	int rx;
 
 	*busy = false;
-	if (e->held) {
-		/* A paused SEND first: RQ space may have come back. */
-		pthread_mutex_lock(&e->lock);
-		e->may_hold = enabled && now < e->hold_until;
-		e->hold_wanted = false;
-		if (enabled)
-			eng_rx_packet(e, &e->hold_l3, e->hold, e->hold_len, 0,
-				      e->hold_chk);
-		e->held = e->hold_wanted;
-		e->may_hold = false;
-		pthread_mutex_unlock(&e->lock);
-		if (e->held)
-			next = e->hold_until;
-	}
+	pthread_mutex_lock(&e->lock);
+	next = rx_held(e, now, enabled);
+	pthread_mutex_unlock(&e->lock);
 	/* RX first: responses free the window. Bounded per pass. */
-	for (int n = 0; n < 256 && !e->held; n++) {
+	for (int n = 0; n < 256; n++) {
 		struct roce_l3 l3;
 		const uint8_t *tp;
 		size_t tlen;
@@ -365,19 +429,10 @@ static uint64_t run_once(struct eng *e, bool *busy)
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);
-		e->may_hold = true;
-		e->hold_wanted = false;
-		eng_rx_packet(e, &l3, tp, tlen, syn, chk);
-		if (e->hold_wanted && tlen <= sizeof(e->hold)) {
-			memcpy(e->hold, tp, tlen);
-			e->hold_len = tlen;
-			e->hold_l3 = l3;
-			e->hold_chk = chk;
-			e->hold_until = now + ENG_RX_HOLD_NS;
-			e->held = true;
-			next = e->hold_until;
-		}
-		e->may_hold = false;
+		rx_one(e, &l3, tp, tlen, syn, chk, now);
+		for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
+			if (e->hold[k].qp && (!next || e->hold[k].until < next))
+				next = e->hold[k].until;
 		pthread_mutex_unlock(&e->lock);
 		if (n == 255)
 			*busy = true;
@@ -387,8 +442,6 @@ static uint64_t run_once(struct eng *e, bool *busy)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {
-		uint64_t t;
-
 		if (!qp_sync(e, i) || !enabled)
 			continue;
 		if (eng_tx_pump(e, i))
@@ -441,7 +494,7 @@ static void *eng_main(void *arg)
 		if (busy)
 			continue;
 		if (next) {
-			uint64_t now = eng_now_ns(), d = next > now ? next - now : 0;
+			uint64_t now = eng_now(e), d = next > now ? next - now : 0;
 
 			ts.tv_sec = (time_t)(d / 1000000000u);
 			ts.tv_nsec = (long)(d % 1000000000u);
@@ -463,31 +516,28 @@ static void *eng_main(void *arg)
 	return NULL;
 }
 
-int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
-		      char *err, size_t errlen)
+/* The engine on port w (which it owns from here on), with or without
+ * its thread. */
+static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
+		     struct model_wire *w, bool thread, char *err,
+		     size_t errlen)
 {
 	struct eng *e;
 	int rc;
 
-	if (m->eng)
-		return 0;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		snprintf(err, errlen, "model: out of memory");
+		model_wire_close(w);
 		return ENOMEM;
 	}
 	e->m = m;
+	e->wire = w;
 	e->local.family = conf->family;
 	memcpy(e->local.dst, conf->addr, sizeof(e->local.dst));
 	memcpy(e->local.dst_mac, conf->mac, 6);
 	e->local.dport = ROCE_UDP_PORT;
 	e->frame = conf->wire == ERNIC_WIRE_FRAME;
-	e->wire = model_wire_open(conf, err, errlen);
-	if (!e->wire) {
-		rc = errno ? errno : EIO;
-		free(e);
-		return rc;
-	}
 	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (e->wake_fd < 0) {
 		rc = errno;
@@ -495,12 +545,15 @@ int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
 		goto err_wire;
 	}
 	pthread_mutex_init(&e->lock, NULL);
-	rc = pthread_create(&e->thread, NULL, eng_main, e);
-	if (rc) {
-		snprintf(err, errlen, "model: engine thread: %s", strerror(rc));
-		goto err_fd;
+	if (thread) {
+		rc = pthread_create(&e->thread, NULL, eng_main, e);
+		if (rc) {
+			snprintf(err, errlen, "model: engine thread: %s",
+				 strerror(rc));
+			goto err_fd;
+		}
+		e->running = true;
 	}
-	e->running = true;
 	m->eng = e;
 	return 0;
 
@@ -511,6 +564,56 @@ err_wire:
 	model_wire_close(e->wire);
 	free(e);
 	return rc;
+}
+
+int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
+		      char *err, size_t errlen)
+{
+	struct model_wire *w;
+
+	if (m->eng)
+		return 0;
+	w = model_wire_open(conf, err, errlen);
+	if (!w)
+		return errno ? errno : EIO;
+	return eng_start(m, conf, w, true, err, errlen);
+}
+
+int ernic_model_start_manual(struct ernic_model *m,
+			     const struct ernic_conf *conf,
+			     struct model_wire *w, char *err, size_t errlen)
+{
+	if (m->eng) {
+		model_wire_close(w);
+		snprintf(err, errlen, "model: engine already running");
+		return EBUSY;
+	}
+	return eng_start(m, conf, w, false, err, errlen);
+}
+
+void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
+			   void *arg)
+{
+	m->clock = now;
+	m->clock_arg = arg;
+}
+
+void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
+		    const uint8_t *tp, size_t tlen, int icrc_checkable)
+{
+	struct eng *e = m->eng;
+
+	if (!e || !(eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN))
+		return;
+	pthread_mutex_lock(&e->lock);
+	rx_one(e, l3, tp, tlen, 0, icrc_checkable, eng_now(e));
+	pthread_mutex_unlock(&e->lock);
+}
+
+uint64_t ernic_model_step(struct ernic_model *m, bool *busy)
+{
+	*busy = false;
+	return m->eng ? run_once(m->eng, busy) : 0;
 }
 
 void eng_destroy(struct eng *e)

@@ -33,7 +33,10 @@
 /* How long the responder may hold back a coalesced ACK: 16 ticks of
  * the 4.096 us IBTA time base. */
 #define ENG_ACK_DELAY_NS (16u * 4096u)
+/* How long a request that found its RQ full waits for space before the
+ * RNR NAK, and how many QPs may have one waiting at a time. */
 #define ENG_RX_HOLD_NS 2000000u
+#define ENG_HOLD_MAX 4u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 
@@ -56,6 +59,17 @@ struct eng_rdjob {
 	uint32_t sent;
 };
 
+/* A read request the responder accepted, as the requester sent it: a
+ * duplicate is answered only if it repeats one of these (IBTA 9.9.2.1),
+ * so a stale request of an earlier connection reads nothing. */
+struct eng_rdhist {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t first_psn;
+	uint32_t npkts;
+};
+
 struct eng_qp {
 	bool en;		/* QPCONF.QP_EN as the engine last saw it */
 	bool fatal;
@@ -66,6 +80,9 @@ struct eng_qp {
 	uint32_t cq_pi;		/* completions written (CQ ring index) */
 	uint32_t npsn;		/* PSN of the next new WQE */
 	uint32_t una;		/* oldest PSN not yet acknowledged */
+	uint32_t nxt;		/* PSN after the highest one sent (a READ
+				 * takes its responses' PSNs when sent):
+				 * responses at or past it are invalid */
 	struct eng_wqe osq[ENG_OSQ_MAX];
 	uint32_t osq_head, osq_n;	/* ring, head = oldest */
 	uint32_t tx_cur;	/* osq offset of the WQE being sent */
@@ -85,9 +102,33 @@ struct eng_qp {
 	uint32_t send_len;	/* current incoming SEND, bytes so far */
 	struct eng_rdjob rdq[ENG_RDQ_MAX];
 	uint32_t rdq_head, rdq_n;
+	struct eng_rdhist rdh[ENG_RDQ_MAX];	/* ring of accepted READs */
+	uint32_t rdh_next;
+	uint32_t msgs;		/* messages started since enable: SENDs and
+				 * WRITEs with immediate (receive credits) */
+	uint32_t hold;		/* 1 + its eng->hold slot, or 0 */
 	bool ack_pending;	/* coalesced ACK owed for ack_psn */
 	uint32_t ack_psn;
 	uint64_t ack_at;
+};
+
+/*
+ * RX pause (PG332 ch.2 RX path, XRNIC_PAUSE_CONF), per QP: a request
+ * that finds its RQ full (or no receive credit) waits here until
+ * software frees space (RQCIi) or ENG_RX_HOLD_NS pass; only then is it
+ * RNR-NAKed. Spares a whole-WQE retransmission when the receiver is
+ * merely a little behind, without stopping other QPs' traffic. Newer
+ * requests of the QP that arrive meanwhile are dropped, and a sequence
+ * NAK at release asks the requester for them again.
+ */
+struct eng_hold {
+	uint32_t qp;			/* 0: slot free */
+	bool dropped;			/* newer requests dropped meanwhile */
+	int chk;			/* ICRC checkable */
+	uint64_t until;
+	size_t len;
+	struct roce_l3 l3;
+	uint8_t pkt[ROCE_MAX_TRANSPORT];
 };
 
 struct eng {
@@ -105,28 +146,17 @@ struct eng {
 	struct roce_l3 local;		/* our address, MAC, UDP port */
 	struct eng_qp qp[ERNIC_C_NUM_QP_MAX + 1];
 	bool frame;			/* wire=frame: MACs are real */
-	/*
-	 * RX pause (PG332 ch.2 RX path, XRNIC_PAUSE_CONF): a SEND that finds
-	 * its RQ full is held, and the port left unread, until software
-	 * frees an element (RQCIi) or ENG_RX_HOLD_NS pass; only then is it
-	 * RNR-NAKed. Spares a whole-WQE retransmission when the receiver is
-	 * merely a little behind.
-	 */
 	bool may_hold;			/* current packet may be held */
 	bool hold_wanted;		/* the responder asked to hold it */
-	bool held;			/* hold[] waits for RQ space */
-	int hold_chk;
-	uint64_t hold_until;
-	size_t hold_len;
-	struct roce_l3 hold_l3;
-	uint8_t hold[ROCE_MAX_TRANSPORT];
+	struct eng_hold hold[ENG_HOLD_MAX];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
 	uint8_t rxbuf[ROCE_MAX_FRAME + 64];
 };
 
 /* ---- engine.c: shared helpers ---- */
-uint64_t eng_now_ns(void);
+/* CLOCK_MONOTONIC in ns, or the model's test clock (ernic_model.h). */
+uint64_t eng_now(const struct eng *e);
 static inline uint32_t eng_reg(const struct ernic_model *m, uint32_t off)
 {
 	return __atomic_load_n(&m->regs[off / 4], __ATOMIC_ACQUIRE);
@@ -192,5 +222,8 @@ bool eng_rx_pump(struct eng *e, uint32_t i);
 /* Record a dropped packet's headers in the error buffer (Table 2-3). */
 void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 		size_t tlen);
+/* A held request of QP i was taken or RNR-NAKed: if newer requests were
+ * dropped while it waited, ask for them again (sequence NAK). */
+void eng_rx_released(struct eng *e, uint32_t i, bool dropped);
 
 #endif

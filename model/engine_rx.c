@@ -214,6 +214,21 @@ static int immq_push(struct eng *e, uint32_t i, const struct rq_view *v,
 			       (wp + 1) % v->depth);
 }
 
+/*
+ * Receive credits (ernic_hw.h): a new message may start only while
+ * fewer have started since the QP was enabled than software has posted
+ * receives. A SEND or WRITE with immediate for which no receive was
+ * posted gets the RNR NAK, as with a full RQ, instead of an ACK.
+ */
+static bool credit_ok(struct eng *e, uint32_t i, const struct rq_view *v)
+{
+	uint32_t credit;
+
+	if (eng_dma_load32(e, v->db + ERNIC_RQDB_RECV_CREDIT, &credit))
+		return false;
+	return (int32_t)(credit - e->qp[i].msgs) > 0;
+}
+
 static void rq_irq(struct eng *e, uint32_t i)
 {
 	uint32_t r = ERNIC_RQINTSTS(ERNIC_QPINT_WORD(i));
@@ -238,7 +253,8 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	rq_view(e, i, &v);
 	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth)
 		return EIO;
-	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
+	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)) ||
+	    ((flags & ROCE_POS_FIRST) && !credit_ok(e, i, &v)))
 		return EAGAIN;
 	if (p->payload_len > v.bufsz)
 		return EIO;	/* cannot hold it: never accept */
@@ -257,6 +273,8 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 					       ERNIC_IMMINV_SEND_INV,
 		      (flags & ROCE_HDR_IMM) ? p->imm : p->ieth_rkey, 0))
 		return EIO;
+	if (flags & ROCE_POS_FIRST)
+		e->qp[i].msgs++;
 	v.wp = (v.wp + 1) % v.depth;
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQPIDB), v.wp);
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCA),
@@ -299,6 +317,32 @@ static bool len_ok(uint32_t flags, uint32_t plen, uint32_t pmtu)
 	return plen == pmtu;	/* FIRST, MIDDLE */
 }
 
+/* Response packets of a read of len bytes (a zero-length read has one). */
+static uint32_t read_npkts(uint32_t len, uint32_t pmtu)
+{
+	return len ? (len + pmtu - 1) / pmtu : 1;
+}
+
+/* Does a duplicate read request repeat one this QP accepted, from its
+ * first PSN or (a requester resuming after lost responses) from a later
+ * one with the address and length moved on to match? */
+static bool read_repeats(const struct eng_qp *q, const struct roce_pkt *p,
+			 uint32_t pmtu)
+{
+	for (uint32_t k = 0; k < ENG_RDQ_MAX; k++) {
+		const struct eng_rdhist *h = &q->rdh[k];
+		int32_t d = psn_diff(p->psn, h->first_psn);
+		uint64_t off = (uint64_t)(uint32_t)d * pmtu;
+
+		if (!h->npkts || d < 0 || (uint32_t)d >= h->npkts)
+			continue;
+		if (p->reth_rkey == h->rkey && p->reth_va == h->va + off &&
+		    (uint64_t)p->reth_len + off == h->len)
+			return true;
+	}
+	return false;
+}
+
 static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			bool dup)
 {
@@ -307,6 +351,12 @@ static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	struct eng_rdjob *j;
 	uint64_t bus;
 
+	if (dup && !read_repeats(q, p, pmtu)) {
+		/* not a request this QP ever took: an earlier connection's,
+		 * or forged; answering would read memory for a stranger */
+		eng_errbuf(e, ROCE_SYN_PSN, NULL, 0);
+		return;
+	}
 	if (!mr_check(e, i, p->reth_rkey, p->reth_va, p->reth_len, false,
 		      &bus)) {
 		nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
@@ -317,8 +367,10 @@ static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		/* The requester went back to this READ (IBTA 9.9.2.1): what
 		 * was queued from it on is stale, answer it afresh. */
 		while (q->rdq_n &&
-		       psn_diff(q->rdq[(q->rdq_head + q->rdq_n - 1) %
-				       ENG_RDQ_MAX].first_psn,
+		       psn_diff(psn_add(q->rdq[(q->rdq_head + q->rdq_n - 1) %
+					       ENG_RDQ_MAX].first_psn,
+					q->rdq[(q->rdq_head + q->rdq_n - 1) %
+					       ENG_RDQ_MAX].npkts - 1),
 				p->psn) >= 0)
 			q->rdq_n--;
 	}
@@ -333,8 +385,18 @@ static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	j->bus = bus;
 	j->len = p->reth_len;
 	j->first_psn = p->psn;
-	j->npkts = p->reth_len ? (p->reth_len + pmtu - 1) / pmtu : 1;
+	j->npkts = read_npkts(p->reth_len, pmtu);
 	j->sent = 0;
+	if (!dup) {
+		q->rdh[q->rdh_next] = (struct eng_rdhist){
+			.va = p->reth_va,
+			.rkey = p->reth_rkey,
+			.len = p->reth_len,
+			.first_psn = p->psn,
+			.npkts = j->npkts,
+		};
+		q->rdh_next = (q->rdh_next + 1) % ENG_RDQ_MAX;
+	}
 }
 
 bool eng_rx_pump(struct eng *e, uint32_t i)
@@ -396,7 +458,7 @@ static void ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		q->ack_pending = true;
 		q->ack_psn = p->psn;
 		if (!q->ack_at)
-			q->ack_at = eng_now_ns() + ENG_ACK_DELAY_NS;
+			q->ack_at = eng_now(e) + ENG_ACK_DELAY_NS;
 	}
 }
 
@@ -429,8 +491,15 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 				  ERNIC_FATAL_OPCODE_SEQ);
 		return;
 	}
+	if ((flags & ROCE_HDR_RETH) && p->reth_len > ERNIC_MAX_MSG_SIZE) {
+		/* Longer than the IP moves (PG332 "Unsupported Features");
+		 * a READ's response count would also wrap the PSN space. */
+		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			  ERNIC_FATAL_RETH_DMA_LEN);
+		return;
+	}
 	if (p->opcode == ROCE_RC_READ_REQ) {
-		uint32_t n = p->reth_len ? (p->reth_len + pmtu - 1) / pmtu : 1;
+		uint32_t n = read_npkts(p->reth_len, pmtu);
 
 		rx_read_req(e, i, p, false);
 		if (q->fatal)
@@ -463,7 +532,8 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			/* WRITE with immediate consumes a receive: no IMMQ
 			 * room is "RQ full" (RNR) before any byte lands. */
 			rq_view(e, i, &v);
-			if (!v.depth || !immq_room(e, &v, &iwp)) {
+			if (!v.depth || !immq_room(e, &v, &iwp) ||
+			    !credit_ok(e, i, &v)) {
 				rq_busy(e, i, p->psn);
 				return;
 			}
@@ -475,6 +545,7 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 					  ERNIC_FATAL_RKEY_ACCESS);
 				return;
 			}
+			q->msgs++;
 			rq_irq(e, i);
 		} else if (p->payload_len &&
 			   eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
@@ -574,6 +645,58 @@ static bool src_ok(struct eng *e, uint32_t i, const struct roce_l3 *l3,
 	return true;
 }
 
+/*
+ * RC opcodes (IBTA 9.2, 0x00-0x1F) that are requests ERNIC does not
+ * support: the atomics, RDMA FLUSH and ATOMIC WRITE, and the reserved
+ * ones. With the expected PSN they are NAK-Invalid and make the QP fatal
+ * (Table 2-3 row 17, Table 2-4 code 0x04); ATOMIC ACKNOWLEDGE (0x14) is
+ * a response to a request we never send: dropped, as are other
+ * transports' opcodes.
+ */
+static bool unsupported_request(uint8_t opcode)
+{
+	return opcode < 0x20 && opcode != 0x14 && !roce_opcode_flags(opcode);
+}
+
+static void rx_unsupported(struct eng *e, uint32_t i, const struct roce_pkt *p,
+			   const uint8_t *tp, size_t tlen)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	eng_errbuf(e, ROCE_SYN_OPCODE, tp, tlen);
+	if (psn_diff(p->psn, q->epsn) == 0 && !q->hold)
+		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			  ERNIC_FATAL_UNSUPPORTED_OPCODE);
+}
+
+void eng_rx_released(struct eng *e, uint32_t i, bool dropped)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	/* Taken: the requests dropped behind it are wanted now. RNR-NAKed:
+	 * the requester goes back to it and resends them anyway. */
+	if (!dropped || q->nak_sent || q->fatal || !q->en)
+		return;
+	send_aeth(e, i, q->epsn, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
+	q->nak_sent = true;
+}
+
+/* While QP i holds a request, newer ones are dropped (and asked for
+ * again at release); duplicates are answered as usual. */
+static bool held_drop(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		      const uint8_t *tp, size_t tlen)
+{
+	struct eng_qp *q = &e->qp[i];
+	struct eng_hold *h;
+
+	if (!q->hold || psn_diff(p->psn, q->epsn) < 0)
+		return false;
+	h = &e->hold[q->hold - 1];
+	h->dropped = true;
+	eng_errbuf(e, ROCE_SYN_RQ_FULL, tp, tlen);
+	return true;
+}
+
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
 		   int icrc_checkable)
@@ -588,7 +711,10 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		return;
 	}
 	syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
-	if (syndrome) {
+	/* An unsupported opcode is all that may be wrong with a packet that
+	 * goes on: it still needs a QP to NAK. */
+	if (syndrome &&
+	    (syndrome != ROCE_SYN_OPCODE || !unsupported_request(p.opcode))) {
 		eng_errbuf(e, syndrome, tp, tlen);
 		return;
 	}
@@ -612,8 +738,10 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	}
 	eng_set(e, ERNIC_LSTINPKT,
 		p.opcode | (i & 0xFF) << 8 | (p.psn & 0xFFFF) << 16);
-	if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
+	if (!flags)
+		rx_unsupported(e, i, &p, tp, tlen);
+	else if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
 		eng_tx_response(e, i, &p);
-	else
+	else if (!held_drop(e, i, &p, tp, tlen))
 		rx_responder(e, i, &p, flags);
 }

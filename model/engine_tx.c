@@ -110,7 +110,7 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	if (!q->psn_loaded) {
 		q->npsn = ERNIC_FIELD_GET(ERNIC_SQPSN_PSN,
 					  eng_qreg(m, i, ERNIC_SQPSN));
-		q->una = q->npsn;
+		q->una = q->nxt = q->npsn;
 		q->psn_loaded = true;
 	}
 	w = osq_at(q, q->osq_n);
@@ -196,6 +196,18 @@ static uint32_t send_one(struct eng *e, uint32_t i, struct eng_wqe *w,
 	return eng_send_pkt(e, i, &p) == EINVAL ? ERNIC_FATAL_WQE_PROCESSOR : 0;
 }
 
+/* Packets of w up to w->sent have left: responses to them are valid.
+ * A READ request claims the PSNs of all its responses. */
+static void sent_upto(struct eng_qp *q, const struct eng_wqe *w)
+{
+	uint32_t end = psn_add(w->first_psn,
+			       w->w.opcode == ERNIC_OP_RDMA_READ ? w->npkts :
+								    w->sent);
+
+	if (psn_diff(end, q->nxt) > 0)
+		q->nxt = end;
+}
+
 bool eng_tx_pump(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
@@ -227,6 +239,7 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 				return false;
 			}
 			w->sent++;
+			sent_upto(q, w);
 			budget--;
 			sent = true;
 		}
@@ -236,7 +249,7 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 	}
 out:
 	if (sent && !q->rto_at)
-		arm_rto(e, i, eng_now_ns());
+		arm_rto(e, i, eng_now(e));
 	return !budget;
 }
 
@@ -429,11 +442,17 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 {
 	struct eng_qp *q = &e->qp[i];
-	uint64_t now = eng_now_ns();
+	uint64_t now = eng_now(e);
 	uint32_t flags = roce_opcode_flags(p->opcode);
 
 	if (!q->psn_loaded || !q->osq_n) {
 		eng_count(e, ERNIC_ININVDUPCNT, 16);
+		return;
+	}
+	if (psn_diff(p->psn, q->nxt) >= 0) {
+		/* For a PSN not yet sent (IBTA: invalid, dropped). Taken, it
+		 * would complete WQEs whose packets never left. */
+		eng_errbuf(e, ROCE_SYN_BAD_RESP, NULL, 0);
 		return;
 	}
 	if ((flags & ROCE_HDR_AETH) &&

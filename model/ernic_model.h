@@ -8,11 +8,14 @@
 #ifndef ERNIC_MODEL_H
 #define ERNIC_MODEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct ernic_conf;
 struct ernic_model;
+struct model_wire;
+struct roce_l3;
 
 /* Table 2-7 access types */
 enum ernic_reg_access {
@@ -69,6 +72,27 @@ void ernic_model_stop(struct ernic_model *m);
  */
 int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
 		      char *err, size_t errlen);
+
+/*
+ * Driving the engine by hand, for tests and fuzzing: no thread, no
+ * socket, no wall clock. ernic_model_start_manual starts the engine on
+ * port w (model_wire_open_tap; ownership passes to the model, also on
+ * failure) and then nothing happens but what these calls do:
+ * ernic_model_rx hands it one received packet (transport bytes under
+ * l3, as the port would: ICRC checked when icrc_checkable), and
+ * ernic_model_step runs one pass over doorbells, held packets and
+ * timers, returning the next timer deadline (0: none) and in *busy
+ * whether work is left for another pass. ernic_model_set_clock replaces
+ * CLOCK_MONOTONIC (ns) for the engine's timers; set it before starting.
+ */
+int ernic_model_start_manual(struct ernic_model *m,
+			     const struct ernic_conf *conf,
+			     struct model_wire *w, char *err, size_t errlen);
+void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
+			   void *arg);
+void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
+		    const uint8_t *tp, size_t tlen, int icrc_checkable);
+uint64_t ernic_model_step(struct ernic_model *m, bool *busy);
 
 /* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);

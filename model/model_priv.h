@@ -55,6 +55,9 @@ struct ernic_model {
 	uint64_t next_bus;		/* allocator cursor, only grows */
 
 	struct eng *eng;		/* queue engine, once started */
+	/* Test clock (ernic_model_set_clock), or NULL: CLOCK_MONOTONIC. */
+	uint64_t (*clock)(void *arg);
+	void *clock_arg;
 
 	/* Told of every hardware-side register update, under `lock`: the
 	 * virtual FPGA's window publishes it at once (model_window.c). */

@@ -49,6 +49,17 @@ struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
 void model_wire_close(struct model_wire *w);
 
 /*
+ * A port with no socket, for tests and fuzzing (ernic_model_start_manual):
+ * every packet sent goes to tx(arg, l3, tp, tlen) at once, nothing is
+ * ever received (the engine is given packets by ernic_model_rx), and the
+ * fd is -1. NULL with errno on a bad family or tx.
+ */
+typedef void (*model_wire_tx_fn)(void *arg, const struct roce_l3 *l3,
+				 const uint8_t *tp, size_t tlen);
+struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
+				       void *arg);
+
+/*
  * Send one transport packet (BTH .. ICRC, built by roce_build with the
  * same l3). In frame mode l3 also gives the MACs, TTL and TOS and the
  * frame headers are prepended here; in UDP mode the kernel writes them

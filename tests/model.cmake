@@ -25,3 +25,12 @@ add_executable(test_vfio ${CMAKE_CURRENT_LIST_DIR}/test_vfio.c
   ${CMAKE_CURRENT_LIST_DIR}/test_vfio_flow.c)
 target_link_libraries(test_vfio PRIVATE ernic_access PkgConfig::CMOCKA)
 add_test(NAME vfio COMMAND test_vfio)
+
+# The model's receive path against crafted packets, driven by hand
+# (no thread, no socket, a test clock): tests/model_harness.[ch].
+add_library(model_harness STATIC ${CMAKE_CURRENT_LIST_DIR}/model_harness.c)
+target_include_directories(model_harness PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(model_harness PUBLIC ernic_model ernic_common)
+add_executable(test_model_rx ${CMAKE_CURRENT_LIST_DIR}/test_model_rx.c)
+target_link_libraries(test_model_rx PRIVATE model_harness PkgConfig::CMOCKA)
+add_test(NAME model_rx COMMAND test_model_rx)

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The model's receive path against crafted packets, on the bench of
+ * model_harness.h: a hostile or confused peer must never make the model
+ * complete work that was not done, read or write memory it was not
+ * given, stream without end, or stall other QPs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "model_harness.h"
+
+#define RQ_PSN 500u
+#define SQ_PSN 100u
+#define MS 1000000ull
+
+static int bench_up(void **state)
+{
+	static struct mh h;
+
+	mh_init(&h);
+	*state = &h;
+	return 0;
+}
+
+static int bench_down(void **state)
+{
+	mh_fini(*state);
+	return 0;
+}
+
+/* Nothing more was sent. */
+static void no_tx(struct mh *h)
+{
+	struct roce_pkt p;
+
+	if (mh_tx_next(h, &p))
+		fail_msg("unexpected packet: opcode 0x%02x PSN %u", p.opcode,
+			 p.psn);
+}
+
+/* The next packet sent is an ACK-opcode packet with this AETH syndrome
+ * (ACKs: any credit count) and PSN. */
+static void want_aeth(struct mh *h, uint8_t syn, uint32_t psn)
+{
+	struct roce_pkt p;
+
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_ACK);
+	if ((syn & 0x60) == ROCE_AETH_ACK)
+		assert_int_equal(p.aeth_syndrome & 0x60, ROCE_AETH_ACK);
+	else
+		assert_int_equal(p.aeth_syndrome, syn);
+	assert_int_equal(p.psn, psn);
+}
+
+static uint32_t ncqes(struct mh *h, struct mh_qp *q, uint32_t *cqe)
+{
+	return mh_cqes(h, q, cqe, 64);
+}
+
+static void rx_ack(struct mh *h, uint8_t opcode, uint8_t syn, uint32_t psn)
+{
+	struct roce_pkt p = { .opcode = opcode, .psn = psn,
+			      .aeth_syndrome = syn, .aeth_msn = 1 };
+	uint8_t pay[256] = { 0 };
+
+	if (opcode != ROCE_RC_ACK) {
+		p.payload = pay;
+		p.payload_len = 16;
+	}
+	mh_rx(h, &p);
+}
+
+/* A 256-packet WRITE fills the TX window: the SEND behind it is fetched
+ * but cannot be sent. Returns the SEND's slot. */
+static uint32_t window_full(struct mh *h, struct mh_qp **qp)
+{
+	struct mh_mr *src = mh_mr(h, 65536, ERNIC_ACCESS_READ_WRITE, false, 7);
+	struct mh_qp *q = mh_qp_up(h, 2, 256, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p;
+	uint32_t n = 0, slot;
+
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, src->buf.bus, 65536, 0x1000, 0x1234,
+		0);
+	slot = mh_post(h, q, ERNIC_OP_SEND, 0, 16, 0, 0, 0);
+	mh_run(h);
+	while (mh_tx_next(h, &p)) {
+		assert_int_equal(p.psn, SQ_PSN + n);
+		n++;
+	}
+	assert_int_equal(n, 256);	/* the WRITE, not the SEND */
+	*qp = q;
+	return slot;
+}
+
+/* Defect: a response for a PSN never sent completed unsent WQEs with
+ * success. ACK, NAK and READ response beyond what was sent are dropped
+ * (IBTA); the SEND completes only once it was sent and ACKed. */
+static void test_response_beyond_sent(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q;
+	uint32_t cqe[64], send = window_full(h, &q), before;
+	const uint32_t send_psn = SQ_PSN + 256;
+	struct roce_pkt p;
+
+	before = mh_errbuf_count(h);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+	       send_psn);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, send_psn + 40);
+	rx_ack(h, ROCE_RC_READ_RESP_ONLY, ROCE_AETH_ACK, send_psn + 40);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, (SQ_PSN + 0x800000) & 0xFFFFFF);
+	assert_int_equal(ncqes(h, q, cqe), 0);
+	assert_false(mh_fatal(h, q));
+	assert_int_equal(mh_errbuf_count(h) - before, 4);
+	for (uint32_t k = before; k < before + 4; k++)
+		assert_int_equal(mh_errbuf_syndrome(h, k), ROCE_SYN_BAD_RESP);
+	no_tx(h);
+
+	/* The WRITE's last packet ACKed: it completes, the SEND goes out. */
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, send_psn - 1);
+	assert_int_equal(ncqes(h, q, cqe), 1);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 0);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe[0]), 0);
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_SEND_ONLY);
+	assert_int_equal(p.psn, send_psn);
+	assert_int_equal(ncqes(h, q, cqe), 0);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, send_psn);
+	assert_int_equal(ncqes(h, q, cqe), 1);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe[0]), send);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 0);
+	mh_check_canaries(h);
+}
+
+/* An MR of at least 4 GiB, never touched (pages are faulted in only by
+ * what the model reads). */
+static struct mh_mr *big_mr(struct mh *h, uint64_t len)
+{
+	return mh_mr_lazy(h, len, ERNIC_ACCESS_READ_WRITE);
+}
+
+static void read_req_to(struct mh *h, uint32_t qpn, uint32_t psn, uint64_t va,
+			uint32_t rkey, uint32_t len)
+{
+	struct roce_pkt p = { .opcode = ROCE_RC_READ_REQ, .psn = psn,
+			      .dqpn = qpn,
+			      .ackreq = true, .reth_va = va,
+			      .reth_rkey = rkey, .reth_len = len };
+
+	mh_rx(h, &p);
+}
+
+static void read_req(struct mh *h, uint32_t psn, uint64_t va, uint32_t rkey,
+		     uint32_t len)
+{
+	read_req_to(h, ERNIC_FIRST_RC_QP, psn, va, rkey, len);
+}
+
+/* Defect: READ lengths were unbounded. 0xFFFFFFFF wrapped the response
+ * count to 0 (responses without end), 2^31 ate the PSN space. Above the
+ * IP's 8 MiB limit: NAK invalid request, QP fatal, RETH length code. */
+static void test_read_length_bound(void **state)
+{
+	static const uint32_t lens[] = { 0xFFFFFFFFu, 0x80000000u,
+					 ERNIC_MAX_MSG_SIZE + 1 };
+	struct mh *h = *state;
+	struct mh_mr *mr = big_mr(h, (1ull << 32) + 8192);
+	uint32_t fq;
+
+	for (uint32_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
+		struct mh_qp *q = mh_qp_up(h, 2 + k, 4096, SQ_PSN, RQ_PSN, 0, 7,
+					   7);
+
+		read_req_to(h, q->idx, RQ_PSN, mr->iova, mr->key, lens[k]);
+		want_aeth(h, ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ, RQ_PSN);
+		no_tx(h);
+		assert_true(mh_fatal(h, q));
+		assert_int_equal(mh_errsts_count(h), k + 1);
+		assert_int_equal(mh_errsts(h, k, &fq), ERNIC_FATAL_RETH_DMA_LEN);
+		assert_int_equal(fq, q->idx);
+	}
+}
+
+/* The largest READ the IP moves, 8 MiB: exactly its 2048 responses. */
+static void test_read_max_length(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *mr = big_mr(h, ERNIC_MAX_MSG_SIZE);
+	struct mh_qp *q = mh_qp_up(h, 2, 4096, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p;
+	uint32_t n = 0;
+
+	read_req(h, RQ_PSN, mr->iova, mr->key, ERNIC_MAX_MSG_SIZE);
+	while (mh_tx_next(h, &p)) {
+		assert_int_equal(p.psn, (RQ_PSN + n) & ERNIC_PSN_MASK);
+		assert_int_equal(p.opcode, n == 0 ? ROCE_RC_READ_RESP_FIRST :
+					   n == 2047 ? ROCE_RC_READ_RESP_LAST :
+						       ROCE_RC_READ_RESP_MIDDLE);
+		assert_int_equal(p.payload_len, 4096);
+		n++;
+	}
+	assert_int_equal(n, 2048);
+	assert_false(mh_fatal(h, q));
+}
+
+/* A packet with an opcode roce_build does not know: BTH, ext bytes of
+ * zeros, good ICRC. */
+static void rx_opcode(struct mh *h, uint8_t opcode, uint32_t psn, size_t ext)
+{
+	uint8_t b[64] = { 0 };
+	size_t len = ROCE_BTH_LEN + ext + ROCE_ICRC_LEN;
+	uint32_t crc;
+
+	b[0] = opcode;
+	b[1] = 0x40;		/* MigReq */
+	b[2] = b[3] = 0xFF;	/* P_Key */
+	b[7] = ERNIC_FIRST_RC_QP;
+	b[8] = 0x80;		/* AckReq */
+	b[9] = (uint8_t)(psn >> 16);
+	b[10] = (uint8_t)(psn >> 8);
+	b[11] = (uint8_t)psn;
+	crc = roce_icrc(&h->from_peer, b, len);
+	for (int k = 0; k < 4; k++)
+		b[len - 4 + k] = (uint8_t)(crc >> (8 * k));
+	mh_rx_raw(h, b, len, true);
+}
+
+/* Defect: an unsupported request opcode with the expected PSN was
+ * dropped silently. PG332 Table 2-3 row 17 / Table 2-4 code 0x04:
+ * NAK-Invalid and the QP fatal. With another PSN, or a response or
+ * other-transport opcode: dropped. */
+static void test_unsupported_opcode(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	uint32_t drops = mh_errbuf_count(h), fq;
+
+	rx_opcode(h, 0x13, RQ_PSN + 1, 28);	/* FETCH_ADD, PSN ahead */
+	rx_opcode(h, 0x13, RQ_PSN - 1, 28);	/* ... and behind */
+	rx_opcode(h, 0x14, RQ_PSN, 12);		/* ATOMIC_ACK: a response */
+	rx_opcode(h, 0x64, RQ_PSN, 8);		/* UD SEND_ONLY */
+	no_tx(h);
+	assert_false(mh_fatal(h, q));
+	assert_int_equal(mh_errbuf_count(h) - drops, 4);
+
+	rx_opcode(h, 0x12, RQ_PSN, 28);		/* CMP_SWAP, expected PSN */
+	want_aeth(h, ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ, RQ_PSN);
+	no_tx(h);
+	assert_true(mh_fatal(h, q));
+	assert_int_equal(mh_errsts_count(h), 1);
+	assert_int_equal(mh_errsts(h, 0, &fq), ERNIC_FATAL_UNSUPPORTED_OPCODE);
+	assert_int_equal(fq, q->idx);
+}
+
+static void send_only(struct mh *h, uint32_t dqpn, uint32_t psn,
+		      uint8_t opcode, uint32_t imm)
+{
+	uint8_t pay[32];
+	struct roce_pkt p = { .opcode = opcode, .psn = psn, .ackreq = true,
+			      .dqpn = dqpn, .payload = pay,
+			      .payload_len = sizeof(pay), .imm = imm };
+
+	memset(pay, 0x5C, sizeof(pay));
+	mh_rx(h, &p);
+}
+
+/* Defect: a SEND was ACKed when it landed in an RQ element, receive
+ * posted or not. Now it waits (RX pause) for a receive credit and gets
+ * the RNR NAK when none comes; once a receive is posted, it is taken. */
+static void test_send_needs_receive(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+
+	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);
+	no_tx(h);
+	assert_int_equal(mh_rq_pending(h, q), 0);
+	mh_advance(h, 1 * MS);
+	no_tx(h);
+	mh_credit(h, q, 1);
+	mh_run(h);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
+	assert_int_equal(mh_rq_pending(h, q), 1);
+
+	/* the credit is used up: the next SEND waits, then RNR */
+	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
+	no_tx(h);
+	mh_advance(h, 3 * MS);
+	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN + 1);
+	assert_int_equal(mh_rq_pending(h, q), 1);
+	assert_true(mh_qreg(h, q, ERNIC_STATQP) & ERNIC_STATQP_RQ_OVFL);
+	assert_false(mh_fatal(h, q));
+}
+
+/* The same for RDMA WRITE with immediate (it consumes a receive but no
+ * RQ element): the data lands only once a receive is posted. */
+static void test_write_imm_needs_receive(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, true, 0);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	uint8_t pay[64];
+	struct roce_pkt p = { .opcode = ROCE_RC_WRITE_ONLY_IMM, .psn = RQ_PSN,
+			      .ackreq = true, .reth_va = dst->iova,
+			      .reth_rkey = dst->key, .reth_len = sizeof(pay),
+			      .payload = pay, .payload_len = sizeof(pay),
+			      .imm = 0xABCD };
+
+	memset(pay, 0x77, sizeof(pay));
+	mh_rx(h, &p);
+	mh_advance(h, 3 * MS);
+	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN);
+	assert_int_equal(dst->buf.va[0], 0);
+	mh_credit(h, q, 1);
+	p.payload = pay;
+	mh_rx(h, &p);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
+	assert_int_equal(dst->buf.va[63], 0x77);
+	assert_int_equal(dst->buf.va[64], 0);
+}
+
+/* Defect: one full RQ paused receive processing for every QP for up to
+ * 2 ms. Now only the QP whose RQ is full waits. */
+static void test_pause_is_per_qp(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *a = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct mh_qp *b = mh_qp_up(h, 3, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	uint32_t k;
+
+	mh_credit(h, a, 100);
+	mh_credit(h, b, 100);
+	for (k = 0; k < a->rq_depth - 1; k++) {	/* a's RQ: full */
+		send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);
+		want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k);
+	}
+	send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);	/* a: held */
+	send_only(h, 3, RQ_PSN, ROCE_RC_SEND_ONLY, 0);		/* b: at once */
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
+	no_tx(h);
+	assert_int_equal(mh_rq_pending(h, b), 1);
+	assert_int_equal(mh_rq_pending(h, a), a->rq_depth - 1);
+	mh_advance(h, 3 * MS);
+	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN + k);		/* a's, in time */
+	no_tx(h);
+}
+
+/* While a request waits, newer ones of its QP are dropped; when it is
+ * taken, a sequence NAK asks for them at once (no retransmit timeout). */
+static void test_held_then_resend(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+
+	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);
+	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
+	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);	/* its retransmit */
+	no_tx(h);
+	mh_credit(h, q, 2);
+	mh_run(h);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
+	want_aeth(h, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, RQ_PSN + 1);
+	no_tx(h);
+	assert_int_equal(mh_rq_pending(h, q), 1);
+	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 1);
+	assert_int_equal(mh_rq_pending(h, q), 2);
+}
+
+/* A duplicate READ is answered only if it repeats one this QP took: a
+ * stale request of an earlier connection (same QPN, old PSN) reads
+ * nothing, whatever its key. */
+static void test_stale_read(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *mr = mh_mr(h, 8192, ERNIC_ACCESS_READ_ONLY, true, 0x42);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p;
+	uint32_t n = 0;
+
+	read_req(h, RQ_PSN - 7, mr->iova, mr->key, 4096);	/* stale */
+	no_tx(h);
+	read_req(h, RQ_PSN, mr->iova, mr->key, 4096);		/* real */
+	while (mh_tx_next(h, &p))
+		n++;
+	assert_int_equal(n, 4);
+	/* repeated whole, and resumed from its third response */
+	read_req(h, RQ_PSN, mr->iova, mr->key, 4096);
+	for (n = 0; mh_tx_next(h, &p); n++)
+		;
+	assert_int_equal(n, 4);
+	read_req(h, RQ_PSN + 2, mr->iova + 2048, mr->key, 2048);
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_READ_RESP_FIRST);
+	assert_int_equal(p.psn, RQ_PSN + 2);
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_READ_RESP_LAST);
+	no_tx(h);
+	/* not matching what was taken: other address, length or key */
+	read_req(h, RQ_PSN + 2, mr->iova + 1024, mr->key, 2048);
+	read_req(h, RQ_PSN, mr->iova, mr->key, 8192);
+	read_req(h, RQ_PSN, mr->iova, mr->key ^ 0x100, 4096);
+	no_tx(h);
+	assert_false(mh_fatal(h, q));
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_response_beyond_sent,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_length_bound,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_max_length,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_unsupported_opcode,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_send_needs_receive,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_write_imm_needs_receive,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_pause_is_per_qp,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_held_then_resend,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_stale_read, bench_up,
+						bench_down),
+	};
+
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);	/* one test by name */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
