@@ -12,7 +12,7 @@
 
 struct side A = { .ip = "127.0.0.2" }, B = { .ip = "127.0.0.3" };
 
-const struct conn conn_std = { 14, 7, 7, 1 };
+const struct conn conn_std = { 14, 7, 7, 1, 0 };
 
 static void side_open(struct side *s, const char *dev)
 {
@@ -154,6 +154,8 @@ static void qp_rts(struct ibv_qp *qp, const struct conn *c)
 	a.timeout = c->timeout;
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = c->rnr_retry;
+	if (c->max_rd_atomic)
+		a.max_rd_atomic = c->max_rd_atomic;
 	assert_int_equal(ibv_modify_qp(qp, &a, m), 0);
 }
 

@@ -28,6 +28,7 @@ extern struct side A, B;
 
 struct conn {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
+	uint8_t max_rd_atomic;	/* 0: tu_rts_attr's (1) */
 };
 
 /* Fast RNR retries, never exhausted: the receiver drains as it polls. */

@@ -11,8 +11,11 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "datapath_util.h"
 
@@ -102,70 +105,125 @@ static void test_split(void **state)
 	const uint64_t abus = mr_bus(&A, A.mr), rb = (uintptr_t)B.buf;
 	const uint32_t rkey = B.mr->rkey, lkey = A.mr->lkey;
 	uint8_t *a = A.buf;
-	struct ibv_sge two[2] = { sge(a, 128, lkey), sge(a + 4096, 192, lkey) };
-	struct ibv_sge g[2] = { sge(a + 100, 5, lkey), sge(a + 200, 7, lkey) };
+	struct ibv_sge one = sge(a, 128, lkey), other = sge(a + 4096, 192, lkey);
+	struct ibv_sge two[2] = { one, other };
+	struct ibv_sge g = sge(a + 100, 12, lkey);
 	struct ibv_sge big = sge(a, (8u << 20) + (1u << 20), lkey);
 	struct ibv_send_wr wr[6], *bad = NULL;
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_INV,
+	};
 	struct ernic_qp *eq;
-	uint8_t gathered[12];
 	struct pair p;
 
 	pair_up(&p, 32, 4);
 	eq = to_eqp(p.a);
 	fill(a, 8192, 2);
-	wr_set(&wr[0], 1, IBV_WR_RDMA_WRITE, two, 2, IBV_SEND_SIGNALED);
-	wr_set(&wr[1], 2, IBV_WR_RDMA_WRITE_WITH_IMM, two, 2,
+	wr_set(&wr[0], 1, IBV_WR_RDMA_WRITE, &one, 1, IBV_SEND_SIGNALED);
+	wr_set(&wr[1], 2, IBV_WR_RDMA_WRITE_WITH_IMM, &other, 1,
 	       IBV_SEND_SIGNALED);
 	wr[1].imm_data = htobe32(77);
-	wr_set(&wr[2], 3, IBV_WR_RDMA_READ, two, 2, IBV_SEND_SIGNALED);
+	wr_set(&wr[2], 3, IBV_WR_RDMA_READ, &one, 1, IBV_SEND_SIGNALED);
 	wr_set(&wr[3], 4, IBV_WR_RDMA_WRITE, &big, 1, IBV_SEND_SIGNALED);
-	wr_set(&wr[4], 5, IBV_WR_SEND, g, 2, IBV_SEND_SIGNALED);
-	wr_set(&wr[5], 6, IBV_WR_RDMA_WRITE, two, 2, 0);
+	wr_set(&wr[4], 5, IBV_WR_SEND, &g, 1, IBV_SEND_SIGNALED);
+	wr_set(&wr[5], 6, IBV_WR_RDMA_WRITE, &one, 1, 0);
 	for (int k = 0; k < 6; k++) {
 		wr[k].wr.rdma.remote_addr = rb;
 		wr[k].wr.rdma.rkey = rkey;
 	}
 	chain(wr, 6);
 	assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
-	assert_int_equal(sqpi(&A, p.a), 11);
+	assert_int_equal(sqpi(&A, p.a), 7);
 
-	/* Consecutive WQEs at consecutive remote offsets. */
 	check_wqe(p.a, 0, ERNIC_OP_RDMA_WRITE, abus, 128, rb, rkey, 0);
-	check_wqe(p.a, 1, ERNIC_OP_RDMA_WRITE, abus + 4096, 192, rb + 128,
-		  rkey, 0);
-	/* Only the last piece carries the immediate. */
-	check_wqe(p.a, 2, ERNIC_OP_RDMA_WRITE, abus, 128, rb, rkey, 0);
-	check_wqe(p.a, 3, ERNIC_OP_RDMA_WRITE_IMM, abus + 4096, 192, rb + 128,
-		  rkey, 77);
-	check_wqe(p.a, 4, ERNIC_OP_RDMA_READ, abus, 128, rb, rkey, 0);
-	check_wqe(p.a, 5, ERNIC_OP_RDMA_READ, abus + 4096, 192, rb + 128,
-		  rkey, 0);
-	/* Over 8 MiB (PG332 "Unsupported Features"): 8 MiB pieces. */
-	check_wqe(p.a, 6, ERNIC_OP_RDMA_WRITE, abus, 8u << 20, rb, rkey, 0);
-	check_wqe(p.a, 7, ERNIC_OP_RDMA_WRITE, abus + (8u << 20), 1u << 20,
+	check_wqe(p.a, 1, ERNIC_OP_RDMA_WRITE_IMM, abus + 4096, 192, rb, rkey,
+		  77);
+	check_wqe(p.a, 2, ERNIC_OP_RDMA_READ, abus, 128, rb, rkey, 0);
+	/* Over 8 MiB (PG332 "Unsupported Features"): 8 MiB pieces at
+	 * consecutive remote offsets; only the last one completes. */
+	check_wqe(p.a, 3, ERNIC_OP_RDMA_WRITE, abus, 8u << 20, rb, rkey, 0);
+	check_wqe(p.a, 4, ERNIC_OP_RDMA_WRITE, abus + (8u << 20), 1u << 20,
 		  rb + (8u << 20), rkey, 0);
-	/* A SEND of up to 16 B gathers its SGEs into SDATA. */
-	memcpy(gathered, a + 100, 5);
-	memcpy(gathered + 5, a + 200, 7);
-	check_wqe(p.a, 8, ERNIC_OP_SEND, 0, 12, 0, 0, 0);
-	assert_memory_equal(wqe_at(p.a, 8).sdata, gathered, 12);
-	check_wqe(p.a, 9, ERNIC_OP_RDMA_WRITE, abus, 128, rb, rkey, 0);
+	/* A SEND of up to 16 B travels in SDATA. */
+	check_wqe(p.a, 5, ERNIC_OP_SEND, 0, 12, 0, 0, 0);
+	assert_memory_equal(wqe_at(p.a, 5).sdata, a + 100, 12);
+	check_wqe(p.a, 6, ERNIC_OP_RDMA_WRITE, abus, 128, rb, rkey, 0);
 
 	/* The request's flags go with its last piece only. */
-	static const uint8_t flags[11] = { 0, 3, 0, 3, 0, 3, 0, 3, 3, 0, 2 };
-	for (uint32_t k = 0; k < 11; k++)
+	static const uint8_t flags[7] = { 3, 3, 3, 0, 3, 3, 2 };
+	for (uint32_t k = 0; k < 7; k++)
 		assert_int_equal(eq->swqe[k].flags, flags[k]);
-	assert_int_equal(eq->swqe[7].length, (8u << 20) + (1u << 20));
+	assert_int_equal(eq->swqe[4].length, (8u << 20) + (1u << 20));
 
-	/* Several SGEs over 16 B, and SENDs over 8 MiB, cannot be sent. */
-	g[0].length = 10;
-	g[1].length = 10;
-	wr[4].next = NULL;
-	assert_int_equal(ibv_post_send(p.a, &wr[4], &bad), EINVAL);
+	/* More SGEs than max_send_sge (1) for any opcode, and SENDs over
+	 * 8 MiB, are refused: nothing is written. */
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		wr_set(&wr[0], 9, ops[k], two, 2, IBV_SEND_SIGNALED);
+		wr[0].wr.rdma.remote_addr = rb;
+		wr[0].wr.rdma.rkey = rkey;
+		assert_int_equal(ibv_post_send(p.a, &wr[0], &bad), EINVAL);
+		assert_ptr_equal(bad, &wr[0]);
+	}
 	wr_set(&wr[4], 5, IBV_WR_SEND, &big, 1, 0);
 	assert_int_equal(ibv_post_send(p.a, &wr[4], &bad), EINVAL);
-	assert_int_equal(sqpi(&A, p.a), 11);
+	assert_int_equal(sqpi(&A, p.a), 7);
 	pair_down(&p);
+}
+
+/*
+ * num_sge above the QP's max_send_sge / max_recv_sge, with a one-entry
+ * sg_list that ends at a page followed by PROT_NONE: EINVAL, and the
+ * provider never reads the second entry (it crashed doing so).
+ */
+static void test_sge_count(void **state)
+{
+	const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_INV,
+	};
+	static const int counts[] = { 2, 3, 1000, INT_MAX };
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_sge *one = (struct ibv_sge *)(m + pg) - 1;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = one }, *rbad;
+	struct pair p;
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + pg, pg, PROT_NONE), 0);
+	*one = sge(A.buf, 64, A.mr->lkey);
+	pair_up(&p, 8, 8);
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+			wr_set(&wr, 1, ops[o], one, counts[c],
+			       IBV_SEND_SIGNALED);
+			wr.wr.rdma.remote_addr = (uintptr_t)B.buf;
+			wr.wr.rdma.rkey = B.mr->rkey;
+			bad = NULL;
+			assert_int_equal(ibv_post_send(p.a, &wr, &bad), EINVAL);
+			assert_ptr_equal(bad, &wr);
+		}
+		/* inline data descriptors are SGEs too */
+		wr_set(&wr, 1, ops[o], one, 2, IBV_SEND_INLINE);
+		assert_int_equal(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	}
+	assert_int_equal(sqpi(&A, p.a), 0);
+	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		rwr.num_sge = counts[c];
+		rbad = NULL;
+		assert_int_equal(ibv_post_recv(p.b, &rwr, &rbad), EINVAL);
+		assert_ptr_equal(rbad, &rwr);
+	}
+	/* the one entry alone is fine */
+	wr_set(&wr, 1, IBV_WR_RDMA_WRITE, one, 1, IBV_SEND_SIGNALED);
+	wr.wr.rdma.remote_addr = (uintptr_t)B.buf;
+	wr.wr.rdma.rkey = B.mr->rkey;
+	assert_int_equal(ibv_post_send(p.a, &wr, &bad), 0);
+	assert_int_equal(sqpi(&A, p.a), 1);
+	pair_down(&p);
+	munmap(m, 2 * pg);
 }
 
 /* Every refused work request: EINVAL, bad_wr, nothing written. */
@@ -247,8 +305,7 @@ static void test_refused(void **state)
 static void test_sq_full(void **state)
 {
 	struct ibv_sge s = sge(A.buf, 8, A.mr->lkey);
-	struct ibv_sge two[2] = { sge(A.buf, 64, A.mr->lkey),
-				  sge(A.buf + 64, 64, A.mr->lkey) };
+	struct ibv_sge big = sge(A.buf, (8u << 20) + 64, A.mr->lkey);
 	struct ibv_send_wr wr[5], *bad;
 	struct pair p;
 
@@ -264,11 +321,11 @@ static void test_sq_full(void **state)
 	assert_int_equal(sqpi(&A, p.a), 4);
 	pair_down(&p);
 
-	/* A split request needs room for all of its pieces. */
+	/* A split request (over 8 MiB) needs room for all of its pieces. */
 	pair_up(&p, 4, 4);
 	wr[2].next = NULL;
 	assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
-	wr_set(&wr[3], 3, IBV_WR_RDMA_WRITE, two, 2, IBV_SEND_SIGNALED);
+	wr_set(&wr[3], 3, IBV_WR_RDMA_WRITE, &big, 1, IBV_SEND_SIGNALED);
 	wr[3].wr.rdma.remote_addr = (uintptr_t)B.buf;
 	wr[3].wr.rdma.rkey = B.mr->rkey;
 	assert_int_equal(ibv_post_send(p.a, &wr[3], &bad), ENOMEM);
@@ -461,7 +518,7 @@ static void test_qp_ex_post(void **state)
 	ibv_wr_set_inline_data(qx, inl, 16);
 	qx->wr_id = 3;
 	ibv_wr_rdma_write_imm(qx, rkey, rb + 256, htobe32(5));
-	ibv_wr_set_sge_list(qx, 2, two);
+	ibv_wr_set_sge_list(qx, 1, &two[1]);
 	qx->wr_id = 4;
 	ibv_wr_send_inv(qx, rkey);
 	ibv_wr_set_sge(qx, lkey, (uintptr_t)A.buf + 4096, 100);
@@ -475,24 +532,23 @@ static void test_qp_ex_post(void **state)
 	assert_int_equal(sqpi(&A, p.a), 0);	/* rung by complete only */
 	assert_int_equal(ibv_wr_complete(qx), 0);
 	memset(inl, 0, sizeof(inl));
-	assert_int_equal(sqpi(&A, p.a), 7);
+	assert_int_equal(sqpi(&A, p.a), 6);
 
 	check_wqe(p.a, 0, ERNIC_OP_SEND, 0, 8, 0, 0, 0);
 	check_wqe(p.a, 1, ERNIC_OP_RDMA_WRITE, eq->inl.bus + 16, 16, rb, rkey,
 		  0);
 	assert_memory_equal((uint8_t *)eq->inl.va + 16, "0123456789abcdef", 16);
-	check_wqe(p.a, 2, ERNIC_OP_RDMA_WRITE, abus, 64, rb + 256, rkey, 0);
-	check_wqe(p.a, 3, ERNIC_OP_RDMA_WRITE_IMM, abus + 128, 64, rb + 320,
+	check_wqe(p.a, 2, ERNIC_OP_RDMA_WRITE_IMM, abus + 128, 64, rb + 256,
 		  rkey, 5);
-	check_wqe(p.a, 4, ERNIC_OP_SEND_INV, abus + 4096, 100, 0, 0, rkey);
-	check_wqe(p.a, 5, ERNIC_OP_RDMA_READ, abus + 8192, 256, rb + 4096,
+	check_wqe(p.a, 3, ERNIC_OP_SEND_INV, abus + 4096, 100, 0, 0, rkey);
+	check_wqe(p.a, 4, ERNIC_OP_RDMA_READ, abus + 8192, 256, rb + 4096,
 		  rkey, 0);
-	check_wqe(p.a, 6, ERNIC_OP_SEND_IMM, 0, 7, 0, 0, 9);
-	assert_memory_equal(wqe_at(p.a, 6).sdata, "abcdefg", 7);
-	static const uint64_t ids[7] = { 1, 2, 3, 3, 4, 5, 6 };
-	for (int k = 0; k < 7; k++)
+	check_wqe(p.a, 5, ERNIC_OP_SEND_IMM, 0, 7, 0, 0, 9);
+	assert_memory_equal(wqe_at(p.a, 5).sdata, "abcdefg", 7);
+	static const uint64_t ids[6] = { 1, 2, 3, 4, 5, 6 };
+	for (int k = 0; k < 6; k++)
 		assert_int_equal(eq->swqe[k].wr_id, ids[k]);
-	assert_int_equal(eq->swqe[6].flags, ERNIC_SWQE_LAST);
+	assert_int_equal(eq->swqe[5].flags, ERNIC_SWQE_LAST);
 
 	/* One bad request: wr_complete fails and nothing is posted. */
 	ibv_wr_start(qx);
@@ -501,7 +557,12 @@ static void test_qp_ex_post(void **state)
 	ibv_wr_send(qx);
 	ibv_wr_set_sge(qx, lkey ^ 0x100, (uintptr_t)A.buf, 8);
 	assert_int_equal(ibv_wr_complete(qx), EINVAL);
-	assert_int_equal(sqpi(&A, p.a), 7);
+	assert_int_equal(sqpi(&A, p.a), 6);
+	/* More SGEs than max_send_sge: the same. */
+	ibv_wr_start(qx);
+	ibv_wr_rdma_write(qx, rkey, rb);
+	ibv_wr_set_sge_list(qx, 2, two);
+	assert_int_equal(ibv_wr_complete(qx), EINVAL);
 	/* A request without data is a zero-length one: no SEND. */
 	ibv_wr_start(qx);
 	ibv_wr_send(qx);
@@ -510,12 +571,12 @@ static void test_qp_ex_post(void **state)
 	ibv_wr_send(qx);
 	ibv_wr_set_sge(qx, lkey, (uintptr_t)A.buf, 8);
 	ibv_wr_abort(qx);
-	assert_int_equal(sqpi(&A, p.a), 7);
+	assert_int_equal(sqpi(&A, p.a), 6);
 	ibv_wr_start(qx);
 	ibv_wr_rdma_write(qx, rkey, rb);
 	ibv_wr_set_sge(qx, lkey, (uintptr_t)A.buf, 64);
 	assert_int_equal(ibv_wr_complete(qx), 0);
-	assert_int_equal(sqpi(&A, p.a), 8);
+	assert_int_equal(sqpi(&A, p.a), 7);
 	pair_down(&p);
 }
 
@@ -524,6 +585,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest post[] = {
 		cmocka_unit_test_teardown(test_wqe_layout, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_split, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_sge_count, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_refused, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_sq_full, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_post_states, dp_qp_cleanup),

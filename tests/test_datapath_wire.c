@@ -137,16 +137,19 @@ static void test_recv_side(void **state)
 	struct pair p;
 
 	pair_up(&p, 16, 16);
-	/* No receive posted: the data waits in the RQ (the IP has ACKed). */
+	/* No receive posted: not ACKed (RNR NAKs, retried for ever with
+	 * conn_std), so the sender sees nothing; it completes once the
+	 * receive is posted. Destroying B meanwhile would lose nothing the
+	 * sender thinks delivered. */
 	fill(A.buf, 3000, 7);
 	memset(B.buf, 0, 4096);
 	post1(p.a, 1, IBV_WR_SEND, A.buf, 3000, 0, 0, 0, IBV_SEND_SIGNALED);
-	want_ab(w, 1, 0);
-	drive(w, 2, "SEND without a posted receive");
+	assert_int_equal(poll_n(A.cq, w[0].wc, 1, 100), 0);
 	assert_int_equal(poll_n(B.cq, w[1].wc, 1, 50), 0);
 	post_recv1(p.b, 2, B.buf, 4096, B.mr->lkey);
-	want_ab(w, 0, 1);
+	want_ab(w, 1, 1);
 	drive(w, 2, "receive posted late");
+	check_wc(&w[0].wc[0], 1, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
 	check_wc(&w[1].wc[0], 2, IBV_WC_SUCCESS, IBV_WC_RECV, p.b, p.a);
 	assert_int_equal(w[1].wc[0].byte_len, 3000);
 	assert_memory_equal(B.buf, A.buf, 3000);
@@ -240,6 +243,50 @@ static void test_write_read(void **state)
 }
 
 /* Inline data, the qp_ex path, and unsignaled requests retired. */
+/*
+ * max_rd_atomic: no more READs in flight than the peer's responder
+ * resources (it NAKs more). With 1, of six READs posted at once only the
+ * first is rung (SQPIi), and the rest go one by one as each completes;
+ * the WRITE behind them waits its turn. With 16 everything is rung at
+ * once (the IP keeps at most 16 WQEs outstanding anyway).
+ */
+static void test_rd_atomic_limit(void **state)
+{
+	static const struct conn c16 = { 14, 7, 7, 1, 16 };
+	struct want w = { .cq = A.cq, .n = 7 };
+	struct ibv_send_wr wr[7], *bad;
+	struct ibv_sge s[7];
+	struct pair p;
+
+	for (int lim = 1; lim <= 16; lim += 15) {
+		pair_up2(&p, qp_new(&A, 16, 4, 0), qp_new(&B, 16, 4, 0),
+			 lim == 1 ? &conn_std : &c16, &conn_std);
+		fill(B.buf, 6 * 4096, (unsigned int)lim);
+		memset(A.buf, 0, 8 * 4096);
+		peer_sync(&B, B.buf, 6 * 4096, false);
+		for (int k = 0; k < 7; k++) {
+			s[k] = sge(A.buf + 4096 * k, 4096, A.mr->lkey);
+			wr_set(&wr[k], k, k < 6 ? IBV_WR_RDMA_READ :
+					   IBV_WR_RDMA_WRITE,
+			       &s[k], 1, IBV_SEND_SIGNALED);
+			wr[k].wr.rdma.remote_addr = (uintptr_t)B.buf + 4096 * k;
+			wr[k].wr.rdma.rkey = B.mr->rkey;
+		}
+		chain(wr, 7);
+		assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
+		assert_int_equal(sqpi(&A, p.a), lim == 1 ? 1 : 7);
+		w.got = 0;
+		drive(&w, 1, "READs under max_rd_atomic");
+		for (int k = 0; k < 7; k++)
+			check_wc(&w.wc[k], k, IBV_WC_SUCCESS,
+				 k < 6 ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE,
+				 p.a, p.b);
+		assert_int_equal(sqpi(&A, p.a), 7);
+		assert_memory_equal(A.buf, B.buf, 6 * 4096);
+		pair_down(&p);
+	}
+}
+
 static void test_inline_qpex_unsignaled(void **state)
 {
 	struct want w[2] = { { .cq = A.cq, .n = 2 }, { .cq = B.cq, .n = 1 } };
@@ -402,38 +449,46 @@ static void test_remote_access_errors(void **state)
 	}
 }
 
-/* The peer's RQ ring (256 elements, holding 255) is full and nobody
- * posts receives: the 256th SEND is RNR-NAKed until rnr_retry runs out. */
+/* The peer posted 10 receives and no more: 10 SENDs succeed, the 11th
+ * is RNR-NAKed until rnr_retry runs out (a SEND is only ACKed into a
+ * posted receive). */
 static void test_rnr_retry_exceeded(void **state)
 {
-	static struct want w = { .n = 256 };
-	const struct conn ca = { 14, 7, 1, 1 };
+	static struct want w = { .n = 11 };
+	const struct conn ca = { 14, 7, 1, 1, 0 };
 	struct ibv_sge s = sge(A.buf, 8, A.mr->lkey);
-	static struct ibv_send_wr wr[256];
+	static struct ibv_send_wr wr[11];
 	struct ibv_send_wr *bad;
+	struct ibv_wc rwc[10];
 	struct pair p;
 
-	pair_up2(&p, qp_new(&A, 300, 4, 0), qp_new(&B, 16, 4, 0), &ca,
+	pair_up2(&p, qp_new(&A, 16, 4, 0), qp_new(&B, 16, 16, 0), &ca,
 		 &conn_std);
-	for (int k = 0; k < 256; k++)
+	for (int k = 0; k < 10; k++)
+		post_recv1(p.b, 100 + k, B.buf + 64 * k, 64, B.mr->lkey);
+	for (int k = 0; k < 11; k++)
 		wr_set(&wr[k], k, IBV_WR_SEND, &s, 1, IBV_SEND_SIGNALED);
-	chain(wr, 256);
+	chain(wr, 11);
 	assert_int_equal(ibv_post_send(p.a, wr, &bad), 0);
 	w.cq = A.cq;
 	w.got = 0;
-	drive(&w, 1, "SENDs into a full RQ");
-	for (int k = 0; k < 255; k++)
+	drive(&w, 1, "SENDs beyond the posted receives");
+	for (int k = 0; k < 10; k++)
 		check_wc(&w.wc[k], k, IBV_WC_SUCCESS, IBV_WC_SEND, p.a, p.b);
-	check_wc(&w.wc[255], 255, IBV_WC_RNR_RETRY_EXC_ERR, IBV_WC_SEND, p.a,
+	check_wc(&w.wc[10], 10, IBV_WC_RNR_RETRY_EXC_ERR, IBV_WC_SEND, p.a,
 		 p.b);
-	assert_int_equal(w.wc[255].vendor_err & 0x60, 0x20);
+	assert_int_equal(w.wc[10].vendor_err & 0x60, 0x20);
+	assert_int_equal(poll_n(B.cq, rwc, 10, WAIT_MS), 10);
+	for (int k = 0; k < 10; k++)
+		check_wc(&rwc[k], 100 + k, IBV_WC_SUCCESS, IBV_WC_RECV, p.b,
+			 p.a);
 	pair_down(&p);
 }
 
 /* Nobody answers: the transport timer expires retry_cnt times. */
 static void test_retry_exceeded(void **state)
 {
-	const struct conn ca = { 8, 1, 7, 1 };	/* ~1 ms, one retry */
+	const struct conn ca = { 8, 1, 7, 1, 0 };	/* ~1 ms, one retry */
 	uint32_t gone;
 	struct pair p;
 
@@ -534,6 +589,7 @@ int dp_run_wire(void)
 		cmocka_unit_test_teardown(test_send, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_recv_side, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_write_read, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_rd_atomic_limit, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_inline_qpex_unsignaled,
 					  dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_remote_access_errors,

@@ -113,7 +113,6 @@ static void test_reg_refused(void **state)
 		IBV_ACCESS_REMOTE_WRITE, /* without LOCAL_WRITE */
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND,
 		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ZERO_BASED,
-		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND,
 	};
 	uint32_t before[ERNIC_PDT_ENTRIES];
 
@@ -127,11 +126,75 @@ static void test_reg_refused(void **state)
 	errno = 0;
 	assert_null(ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE));
 	assert_int_equal(errno, EINVAL);
+	/* the kernel's answer for on-demand paging without the feature */
+	errno = 0;
+	assert_null(ibv_reg_mr(pd, buf, 8192,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
+	assert_int_equal(errno, EOPNOTSUPP);
 	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++)
 		assert_int_equal(tu_rd(ctx, ERNIC_PDT(s, ERNIC_PDPDNUM)),
 				 before[s]);
 	ibv_dealloc_pd(pd);
 	free(buf);
+	ibv_close_device(ctx);
+}
+
+/*
+ * Memory that is not there, or that the IP may write but the process
+ * may not: EFAULT, as the kernel's pinning answers, and no slot touched.
+ * (Accepted, a peer's RDMA WRITE into it killed the process in the
+ * software ERNIC's engine thread.) Read-only memory the IP only reads is
+ * fine.
+ */
+static void test_reg_memory(void **state)
+{
+	struct ibv_context *ctx = tu_open(DEV4);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	const size_t pg = 4096;
+	uint8_t *m = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	const struct {
+		size_t off, len;
+		int access;
+	} bad[] = {
+		{ 0, 4 * pg, 0 },			/* a hole (page 1) */
+		{ pg, pg, IBV_ACCESS_REMOTE_READ },	/* the hole itself */
+		{ 2 * pg, pg, IBV_ACCESS_LOCAL_WRITE },	/* read-only */
+		{ 2 * pg, pg, rw },
+		{ 2 * pg, 2 * pg, rw },			/* read-only, then RW */
+		{ 3 * pg, pg, 0 },			/* PROT_NONE */
+	};
+	uint32_t before[ERNIC_PDT_ENTRIES];
+	struct ibv_mr *mr;
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + pg, pg), 0);
+	assert_int_equal(mprotect(m + 2 * pg, pg, PROT_READ), 0);
+	assert_int_equal(mprotect(m + 3 * pg, pg, PROT_NONE), 0);
+	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++)
+		before[s] = tu_rd(ctx, ERNIC_PDT(s, ERNIC_PDPDNUM));
+	for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]); c++) {
+		errno = 0;
+		mr = ibv_reg_mr(pd, m + bad[c].off, bad[c].len, bad[c].access);
+		if (mr)
+			fail_msg("case %zu: registered", c);
+		assert_int_equal(errno, EFAULT);
+	}
+	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++)
+		assert_int_equal(tu_rd(ctx, ERNIC_PDT(s, ERNIC_PDPDNUM)),
+				 before[s]);
+	/* read-only memory for the IP to read */
+	mr = ibv_reg_mr(pd, m + 2 * pg, pg, IBV_ACCESS_REMOTE_READ);
+	assert_non_null(mr);
+	check_slot(ctx, mr, pd->handle, ERNIC_ACCESS_READ_ONLY, true);
+	assert_int_equal(ibv_dereg_mr(mr), 0);
+	mr = ibv_reg_mr(pd, m, pg, rw);
+	assert_non_null(mr);
+	assert_int_equal(ibv_dereg_mr(mr), 0);
+	munmap(m, pg);
+	munmap(m + 2 * pg, 2 * pg);
+	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 }
 
@@ -198,6 +261,7 @@ int main(void)
 		cmocka_unit_test(test_reg_access_types),
 		cmocka_unit_test(test_reg_over_4g),
 		cmocka_unit_test(test_reg_refused),
+		cmocka_unit_test(test_reg_memory),
 		cmocka_unit_test(test_table_full_and_key_reuse),
 		cmocka_unit_test(test_pd_numbers),
 	};

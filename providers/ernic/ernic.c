@@ -60,8 +60,16 @@ static void ernic_free_context(struct ibv_context *ibctx)
 
 	ernic_events_ctx(dev, ctx, false);
 	pthread_mutex_lock(&dev->lock);
-	if (--dev->open_count == 0)
+	if (--dev->open_count == 0) {
 		ernic_dev_stop(dev);
+	} else {
+		/* Objects the context still holds: the device lives on for
+		 * other contexts and must get their resources back. */
+		ernic_qp_reclaim(dev, ibctx);
+		ernic_mr_reclaim(dev, ibctx);
+	}
+	dev->npd -= ctx->npd;
+	dev->ncq -= ctx->ncq;
 	pthread_mutex_unlock(&dev->lock);
 
 	/* verbs_uninit_context closes async_fd, i.e. async_sv[0]. */

@@ -21,6 +21,8 @@
 #define ERNIC_MAX_INLINE ERNIC_WQE_SDATA_SIZE
 #define ERNIC_MAX_CQE 65535
 #define ERNIC_MAX_PD (1u << 16)
+/* An ibv_cq is the provider's view over QP rings: memory is its limit. */
+#define ERNIC_MAX_CQ (1u << 16)
 #define ERNIC_MAX_RD_ATOM 16		/* outstanding reads (PG332 ch.2) */
 #define ERNIC_RQ_ELEM_SIZE 4096u	/* one element holds a PMTU-4096 packet */
 /* RQ ring depth (elements): one element per incoming SEND packet, so it
@@ -58,6 +60,7 @@ struct ernic_dev {
 	struct ernic_dma qp1_sq, qp1_cq, qp1_rq;
 	uint8_t qp_used[ERNIC_C_NUM_QP_MAX + 1];
 	uint32_t pd_next;
+	uint32_t npd, ncq;			/* of max_pd, max_cq */
 	uint8_t pdt_gen[ERNIC_PDT_ENTRIES];	/* last key generation per slot */
 	bool pdt_used[ERNIC_PDT_ENTRIES];
 	uint32_t pdt_cursor;			/* round-robin slot search */
@@ -90,6 +93,7 @@ struct ernic_context {
 	struct ernic_context *ev_next;	/* dev->ev_ctxs, under ev_lock */
 	pthread_mutex_t chan_lock;	/* chans */
 	struct ernic_chan *chans;	/* completion channels made here */
+	uint32_t npd, ncq;		/* its share of dev's, under dev->lock */
 };
 
 struct ernic_pd {
@@ -146,6 +150,7 @@ struct ernic_rwqe {
 	uint64_t wr_id;
 	uint8_t *va;			/* host view of the buffer */
 	uint32_t length;
+	uint32_t budget;		/* RQ elements a message into it takes */
 };
 
 /* An ibv_qp_ex work request waiting for its data (wr_set_*). */
@@ -181,6 +186,12 @@ struct ernic_qp {
 	struct ernic_dma inl;		/* 16 B inline bounce per SQ slot */
 	struct ernic_swqe *swqe;	/* sq_depth shadows */
 	uint32_t sq_pi, sq_ci;
+	uint32_t sq_db;			/* SQPIi as written: sq_db <= sq_pi */
+	/* max_rd_atomic below what the IP keeps outstanding: SQPIi stops
+	 * before a READ that would exceed it (ernic_sq_doorbell). */
+	uint32_t rd_limit;		/* 0: no limit needed */
+	uint32_t rd_inflight;		/* READs rung and not completed */
+	uint32_t sq_hw_ci;		/* slots counted as completed */
 	bool sq_flushing;		/* device done: retire by software */
 	bool sq_skip;			/* drop slots up to the next LAST */
 	uint64_t sq_check_ns;		/* next STATQP look while idle */
@@ -189,16 +200,24 @@ struct ernic_qp {
 	bool qx_flush;			/* batch posted to a QP in error */
 	struct ernic_qx_op qx;
 
-	/* Receive side, under rq_lock. */
+	/* Receive side, under rq_lock. Receive credits (ernic_recv.c): the
+	 * IP sees RQ elements, and the RX side band message credits, only
+	 * for receives actually posted. */
 	pthread_mutex_t rq_lock;
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
-	uint32_t rq_ci;			/* next RQ element = RQCI */
+	uint32_t rq_ci;			/* next RQ element to read */
+	uint32_t rq_done;		/* elements read since RESET (mod 2^32) */
+	uint32_t rq_grant;		/* elements granted: RQCI = grant + 1 */
+	uint32_t rq_budget;		/* elements the posted receives take */
+	uint32_t rq_credit;		/* receives posted since RESET */
 	uint32_t immq_ci;		/* next IMMQ entry */
 	uint32_t msg_len;		/* bytes of the SEND being received */
+	uint32_t msg_pkts;		/* its elements read so far */
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
 	uint64_t rq_check_ns;
+	_Atomic uint32_t pmtu;		/* path MTU in bytes, 0 before RTR */
 
 	/* Events, under dev->ev_lock. */
 	uint32_t fatal_code;		/* last Table 2-4 code, 0 if none */
@@ -271,6 +290,9 @@ int ernic_dealloc_pd(struct ibv_pd *pd);
 struct ibv_mr *ernic_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
 int ernic_dereg_mr(struct verbs_mr *vmr);
+/* A context closes with MRs left: their PD-table slots go back (the
+ * kernel's uverbs does this for kernel providers). dev->lock held. */
+void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx);
 
 /* ernic_cq.c */
 struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
@@ -283,6 +305,8 @@ struct ibv_qp *ernic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 int ernic_destroy_qp(struct ibv_qp *qp);
+/* The same for QPs: reset in the IP, index and rings freed. */
+void ernic_qp_reclaim(struct ernic_dev *dev, struct ibv_context *ctx);
 int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		   struct ibv_qp_init_attr *init_attr);
 
@@ -360,6 +384,9 @@ int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
 /* ernic_post.c: send queue */
 int ernic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+/* Ring SQPIi for what is posted, as far as max_rd_atomic allows (and
+ * again once READs complete). Caller holds sq_lock. */
+void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp);
 /* IBV_QP_EX_WITH_* the qp_ex API supports */
 #define ERNIC_QP_EX_SEND_OPS \
 	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
@@ -373,6 +400,10 @@ int ernic_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 /* Completions of QP's receive side, at most max. Caller holds rq_lock. */
 int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		  struct ibv_wc *wc, int max);
+/* A fresh RQ for RESET -> INIT: nothing granted to the IP (RQCIi says
+ * full) until receives are posted. Caller holds dev->lock; the QP is
+ * disabled. */
+void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp);
 
 /* ernic_cq.c: report completions of qp (roles) through cq / stop. */
 void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles);

@@ -12,6 +12,23 @@
 
 #include "ernic.h"
 
+/* Count a CQ in or out against max_cq; false when none is left. */
+static bool count_cq(struct ibv_context *context, int n)
+{
+	struct ernic_dev *dev = ctx_dev(context);
+	bool ok = true;
+
+	pthread_mutex_lock(&dev->lock);
+	if (n > 0 && dev->ncq >= ERNIC_MAX_CQ) {
+		ok = false;
+	} else {
+		dev->ncq += (uint32_t)n;
+		to_ectx(context)->ncq += (uint32_t)n;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return ok;
+}
+
 struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector)
@@ -25,7 +42,8 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
+	if (!cq || !count_cq(context, 1)) {
+		free(cq);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -34,6 +52,7 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	atomic_init(&cq->arm, 0);
 	ret = ernic_comp_channel_attach(cq, context, channel);
 	if (ret) {
+		count_cq(context, -1);
 		free(cq);
 		errno = ret;
 		return NULL;
@@ -60,6 +79,7 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	if (cq->ev_fd >= 0)
 		close(cq->ev_fd);
 	pthread_mutex_destroy(&cq->lock);
+	count_cq(ibcq->context, -1);
 	free(cq);
 	return 0;
 }

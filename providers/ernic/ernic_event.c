@@ -101,11 +101,19 @@ static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 
 			if (!qp)
 				continue;
-			if (recv)
+			if (recv) {
 				cq_fire(to_ecq(qp->vqp.qp.recv_cq),
 					ernic_rq_solicited(dev, qp));
-			else
-				cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
+				continue;
+			}
+			/* READs held back for max_rd_atomic go once those
+			 * before them complete, polled or not. */
+			pthread_mutex_lock(&qp->sq_lock);
+			if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
+			    !atomic_load(&qp->err))
+				ernic_sq_doorbell(dev, qp);
+			pthread_mutex_unlock(&qp->sq_lock);
+			cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
 		}
 	}
 }

@@ -174,6 +174,7 @@ static void program_queues(struct ernic_dev *dev, struct ernic_qp *qp)
 		   ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB), ernic_rq_db_bus(dev, i));
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_PD),
 		 ERNIC_FIELD_PREP(ERNIC_PD_PDNUM, to_epd(qp->vqp.qp.pd)->pdn));
+	ernic_rq_reset_hw(dev, qp);
 }
 
 static uint32_t timeoutconf(const struct ibv_qp_attr *a)

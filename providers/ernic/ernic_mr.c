@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ernic.h"
+#include "ernic_vm.h"
 
 
 /* What PG332 can express: remote read and/or write. Local access needs
@@ -34,6 +35,14 @@ struct ibv_pd *ernic_alloc_pd(struct ibv_context *context)
 		return NULL;
 	}
 	pthread_mutex_lock(&dev->lock);
+	if (dev->npd >= ERNIC_MAX_PD) {
+		pthread_mutex_unlock(&dev->lock);
+		free(pd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	dev->npd++;
+	to_ectx(context)->npd++;
 	/* PD numbers are 24 bits (PDPDNUM); wrap, skipping ERNIC_PD_NONE. */
 	pd->pdn = dev->pd_next;
 	dev->pd_next = (dev->pd_next % ERNIC_PDPDNUM_PD) + 1;
@@ -51,6 +60,10 @@ int ernic_dealloc_pd(struct ibv_pd *ibpd)
 
 	pthread_mutex_lock(&dev->lock);
 	busy = pd->refcnt;
+	if (!busy) {
+		dev->npd--;
+		to_ectx(ibpd->context)->npd--;
+	}
 	pthread_mutex_unlock(&dev->lock);
 	if (busy)
 		return EBUSY;
@@ -60,6 +73,9 @@ int ernic_dealloc_pd(struct ibv_pd *ibpd)
 
 static int access_to_hw(int access, uint32_t *type)
 {
+	/* As the kernel's ib_check_mr_access: no paging, no such MR. */
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return EOPNOTSUPP;
 	if (access & ~ERNIC_ACCESS_SUPPORTED)
 		return EINVAL;
 	/* Verbs: remote write requires local write. */
@@ -128,6 +144,14 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	if (!ret && (access & ERNIC_ACCESS_REMOTE) &&
 	    !dev->conf.c_en_initiator_lite)
 		ret = EINVAL;
+	/* As the kernel's pinning would: memory that is there, writable if
+	 * the IP may write it. Else a peer's WRITE, or a local READ, would
+	 * fault in the model (software devices) or land in memory the
+	 * process cannot write (hardware). */
+	if (!ret)
+		ret = ernic_vm_check(addr, length,
+				     access & (IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_REMOTE_WRITE));
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -197,23 +221,41 @@ err_unlock:
 	return NULL;
 }
 
+/* Take mr's slot back from the IP. Caller holds dev->lock. */
+static void mr_release(struct ernic_dev *dev, struct ernic_mr *mr)
+{
+	/* No post may translate this lkey once dereg returns. */
+	pthread_rwlock_wrlock(&dev->pdt_lock);
+	dev->pdt_mr[mr->slot] = NULL;
+	pthread_rwlock_unlock(&dev->pdt_lock);
+	slot_clear(dev, mr->slot);
+	dev->acc->ops->unmap_user(dev->acc, mr->bus, mr->vmr.ibv_mr.length);
+	dev->pdt_used[mr->slot] = false;
+	to_epd(mr->vmr.ibv_mr.pd)->refcnt--;
+}
+
 int ernic_dereg_mr(struct verbs_mr *vmr)
 {
 	struct ernic_mr *mr = to_emr(vmr);
 	struct ernic_dev *dev = ctx_dev(vmr->ibv_mr.context);
 
 	pthread_mutex_lock(&dev->lock);
-	/* No post may translate this lkey once dereg returns. */
-	pthread_rwlock_wrlock(&dev->pdt_lock);
-	dev->pdt_mr[mr->slot] = NULL;
-	pthread_rwlock_unlock(&dev->pdt_lock);
-	slot_clear(dev, mr->slot);
-	dev->acc->ops->unmap_user(dev->acc, mr->bus, vmr->ibv_mr.length);
-	dev->pdt_used[mr->slot] = false;
-	to_epd(vmr->ibv_mr.pd)->refcnt--;
+	mr_release(dev, mr);
 	pthread_mutex_unlock(&dev->lock);
 	free(mr);
 	return 0;
+}
+
+void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
+{
+	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++) {
+		struct ernic_mr *mr = dev->pdt_mr[s];
+
+		if (mr && mr->vmr.ibv_mr.context == ctx) {
+			mr_release(dev, mr);
+			free(mr);
+		}
+	}
 }
 
 

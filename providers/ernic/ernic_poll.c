@@ -197,6 +197,10 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	}
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
 		n += sq_flush_one(qp, &wc[n]);
+	/* WQEs held back for max_rd_atomic: completed READs free room. */
+	if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
+	    !atomic_load(&qp->err))
+		ernic_sq_doorbell(dev, qp);
 	return n;
 }
 

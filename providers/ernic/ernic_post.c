@@ -380,18 +380,53 @@ static void clean_slots(struct ernic_qp *qp, struct ernic_access *acc,
 	ernic_dma_sync(acc, b, end * elem, ERNIC_DMA_TO_DEVICE);
 }
 
+/*
+ * The doorbell slot for max_rd_atomic: the IP keeps up to 16 WQEs
+ * outstanding and has no per-QP limit for reads, but the peer answers
+ * only as many at once as its responder resources (our max_rd_atomic),
+ * and NAKs more as an invalid request. So SQPIi stops before a READ
+ * that would be one too many, and moves on as READs complete: here on
+ * every post and poll, and from the interrupt thread. Returns the SQ
+ * slot SQPIi may reach. Caller holds sq_lock.
+ */
+static uint32_t rd_gate(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	uint32_t db = qp->sq_db, wi;
+
+	/* READs the IP completed (CQ write index) are no longer out. */
+	wi = ernic_db_load(dev->acc, ernic_cq_db_va(dev, qp->idx));
+	if (wi < qp->sq_depth) {
+		while (qp->sq_hw_ci != wi && qp->sq_hw_ci != db) {
+			if (qp->swqe[qp->sq_hw_ci].opcode == ERNIC_OP_RDMA_READ)
+				qp->rd_inflight--;
+			qp->sq_hw_ci = (qp->sq_hw_ci + 1) % qp->sq_depth;
+		}
+	}
+	for (; db != qp->sq_pi; db = (db + 1) % qp->sq_depth) {
+		if (qp->swqe[db].opcode != ERNIC_OP_RDMA_READ)
+			continue;
+		if (qp->rd_inflight == qp->rd_limit)
+			break;
+		qp->rd_inflight++;
+	}
+	return db;
+}
+
 /* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
  * the new producer index; on a non-coherent bus that means DDR (the
- * slots from start, with their inline bounce areas). */
-static void ring_sq(struct ernic_dev *dev, struct ernic_qp *qp,
-		    uint32_t start)
+ * slots, with their inline bounce areas). */
+void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 {
-	clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE, start, qp->sq_pi);
-	clean_slots(qp, dev->acc, qp->inl.va, ERNIC_MAX_INLINE, start,
-		    qp->sq_pi);
+	uint32_t db = qp->rd_limit ? rd_gate(dev, qp) : qp->sq_pi;
+
+	if (db == qp->sq_db)
+		return;
+	clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE, qp->sq_db, db);
+	clean_slots(qp, dev->acc, qp->inl.va, ERNIC_MAX_INLINE, qp->sq_db, db);
 	atomic_thread_fence(memory_order_release);
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
-		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, qp->sq_pi));
+		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
+	qp->sq_db = db;
 }
 
 static void wr_from_send_wr(struct ernic_wr *w, const struct ibv_send_wr *wr)
@@ -412,6 +447,19 @@ static void wr_from_send_wr(struct ernic_wr *w, const struct ibv_send_wr *wr)
 		w->imm = be32toh(wr->imm_data);
 }
 
+static int post_wr(struct ernic_dev *dev, struct ernic_qp *qp,
+		   const struct ibv_send_wr *wr, bool flush)
+{
+	struct ernic_wr w;
+
+	/* Never read sg_list past the QP's max_send_sge: the caller's
+	 * array need not be any longer. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
+		return EINVAL;
+	wr_from_send_wr(&w, wr);
+	return post_one(dev, qp, &w, flush);
+}
+
 int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr)
 {
@@ -427,11 +475,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (!ret) {
 		pthread_rwlock_rdlock(&dev->pdt_lock);
 		for (; wr; wr = wr->next) {
-			struct ernic_wr w;
-
-			wr_from_send_wr(&w, wr);
-			ret = wr->num_sge < 0 ? EINVAL :
-						post_one(dev, qp, &w, flush);
+			ret = post_wr(dev, qp, wr, flush);
 			if (ret)
 				break;
 		}
@@ -439,7 +483,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	/* One doorbell for everything this call queued. */
 	if (qp->sq_pi != start && !flush)
-		ring_sq(dev, qp, start);
+		ernic_sq_doorbell(dev, qp);
 	pthread_mutex_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
@@ -544,7 +588,8 @@ static void qx_set_sge_list(struct ibv_qp_ex *qx, size_t num_sge,
 	struct ernic_qp *qp = qx_to_eqp(qx);
 	struct ernic_wr w;
 
-	if (!qp->qx.pending) {
+	if (!qp->qx.pending || num_sge > qp->cap.max_send_sge) {
+		qp->qx.pending = false;
 		qp->qx_err = qp->qx_err ? qp->qx_err : EINVAL;
 		return;
 	}
@@ -608,7 +653,7 @@ static int qx_complete(struct ibv_qp_ex *qx)
 	if (ret)
 		qp->sq_pi = qp->qx_start;	/* nothing of the batch */
 	else if (qp->sq_pi != qp->qx_start && !qp->qx_flush)
-		ring_sq(ctx_dev(qp->vqp.qp.context), qp, qp->qx_start);
+		ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
 	pthread_mutex_unlock(&qp->sq_lock);
 	return ret;
 }

@@ -371,24 +371,58 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+void ernic_qp_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
+{
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= dev->conf.c_num_qp; i++) {
+		struct ernic_qp *qp;
+
+		pthread_mutex_lock(&dev->ev_lock);
+		qp = dev->ev_qp[i];
+		if (qp && qp->vqp.qp.context == ctx)
+			dev->ev_qp[i] = NULL;
+		else
+			qp = NULL;
+		pthread_mutex_unlock(&dev->ev_lock);
+		if (!qp)
+			continue;
+		/* its CQs are the context's too: nobody polls them now */
+		if (qp->attr.qp_state != IBV_QPS_RESET)
+			hw_clear(dev, i);
+		put_rings(dev, qp);
+		dev->qp_used[i] = 0;
+	}
+}
+
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		       const struct ibv_qp_attr *attr)
 {
 	if (next == IBV_QPS_RESET) {
 		/* IBTA: RESET empties both queues without completions. */
 		pthread_mutex_lock(&qp->sq_lock);
-		qp->sq_pi = qp->sq_ci = 0;
+		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
+		qp->rd_inflight = qp->rd_limit = 0;
 		qp->sq_flushing = qp->sq_skip = false;
 		pthread_mutex_unlock(&qp->sq_lock);
 		pthread_mutex_lock(&qp->rq_lock);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
-		qp->rq_ci = qp->immq_ci = qp->msg_len = 0;
+		qp->rq_ci = qp->immq_ci = qp->msg_len = qp->msg_pkts = 0;
+		qp->rq_done = qp->rq_grant = qp->rq_budget = 0;
+		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
 		pthread_mutex_unlock(&qp->rq_lock);
+		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);
 	} else if (next == IBV_QPS_ERR) {
 		atomic_store(&qp->err, true);
+	} else if (next == IBV_QPS_RTS) {
+		/* IBTA: max_rd_atomic 0 would let no READ ever go; one. */
+		pthread_mutex_lock(&qp->sq_lock);
+		qp->rd_limit = attr->max_rd_atomic >= ERNIC_MAX_RD_ATOM ? 0 :
+			       attr->max_rd_atomic ? attr->max_rd_atomic : 1;
+		pthread_mutex_unlock(&qp->sq_lock);
 	}
+	if (next == IBV_QPS_RTR)
+		atomic_store(&qp->pmtu, 128u << attr->path_mtu);
 	atomic_store(&qp->dest_qpn, attr->dest_qp_num);
 	atomic_store(&qp->dp_state, next);
 }

@@ -31,7 +31,7 @@ static void fill_device_attr(struct ernic_dev *dev, struct ibv_device_attr *a)
 			      IBV_DEVICE_PORT_ACTIVE_EVENT;
 	a->max_sge = ERNIC_MAX_SGE;
 	a->max_sge_rd = ERNIC_MAX_SGE;
-	a->max_cq = (int)c->c_num_qp;
+	a->max_cq = ERNIC_MAX_CQ;
 	a->max_cqe = ERNIC_MAX_CQE;
 	a->max_mr = ERNIC_PDT_ENTRIES;
 	a->max_pd = ERNIC_MAX_PD;

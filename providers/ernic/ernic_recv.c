@@ -30,14 +30,70 @@ static const struct {
 	[0x17] = { true, true, true, ERNIC_IMMINV_SEND_INV },	/* ONLY_INV */
 };
 
+/*
+ * Receive credits. A SEND or WRITE with immediate must find a posted
+ * receive, or get the RNR NAK (IBTA 9.7.5.2.8): never an ACK for data
+ * nobody asked for, which a QP destroyed before the next post_recv would
+ * lose. PG332 accepts a SEND packet whenever its RQ has a free element;
+ * RQCIi is ours, so the IP is shown free elements only for receives
+ * posted: as many as a message filling each buffer takes at the path
+ * MTU (a message longer than its buffer is taken whole once it began,
+ * and ends in a local length error). The grant only grows: RQCIi never
+ * moves back. The RX side band's receive credit word (ernic_hw.h) makes
+ * it exact per message, SENDs and WRITEs with immediate alike.
+ */
+static uint32_t rwqe_budget(const struct ernic_qp *qp, uint32_t len)
+{
+	uint32_t pmtu = atomic_load(&qp->pmtu);
+
+	if (!pmtu)
+		pmtu = 256;	/* before RTR: the smallest, never too few */
+	return len ? (uint32_t)(((uint64_t)len + pmtu - 1) / pmtu) : 1;
+}
+
+/* Publish the grant: elements up to rq_done + what posted receives may
+ * still need, never past the ring. Caller holds rq_lock. */
+static void rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	const uint32_t room = qp->rq_depth - 1;
+	uint64_t want = qp->rq_budget;
+	uint32_t g;
+
+	if (qp->msg_active) {
+		/* the head receive's own elements read so far are done */
+		uint32_t head = qp->rwqe[qp->rwqe_ci].budget;
+
+		want -= qp->msg_pkts < head ? qp->msg_pkts : head;
+		if (qp->msg_ovfl || qp->msg_pkts >= head)
+			want = room;	/* let the message drain */
+	}
+	g = qp->rq_done + (uint32_t)(want < room ? want : room);
+	if ((int32_t)(g - qp->rq_grant) <= 0)
+		return;
+	qp->rq_grant = g;
+	/* The elements read so far are copied out: the IP may reuse them. */
+	atomic_thread_fence(memory_order_release);
+	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
+		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
+}
+
+void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	/* grant 0: RQCI one past the write pointer, the ring full */
+	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
+		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, 1 % qp->rq_depth));
+}
+
 int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
 	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	uint32_t credit0;
 	int ret = 0;
 
 	pthread_mutex_lock(&qp->rq_lock);
+	credit0 = qp->rq_credit;
 	/* IBTA: receive requests may be posted from INIT on; in error they
 	 * are flushed by poll_cq. */
 	if (atomic_load(&qp->dp_state) == IBV_QPS_RESET) {
@@ -49,8 +105,10 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		const uint32_t next = (qp->rwqe_pi + 1) % qp->rwqe_depth;
 		struct ernic_rwqe r = { .wr_id = wr->wr_id };
 
-		/* One buffer per request (max_recv_sge 1), or none. */
-		if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_SGE) {
+		/* One buffer per request (max_recv_sge), or none; never
+		 * read sg_list past what the QP was created for. */
+		if (wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			ret = EINVAL;
 			break;
 		}
@@ -68,10 +126,19 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			}
 			r.length = s->length;
 		}
+		r.budget = rwqe_budget(qp, r.length);
 		qp->rwqe[qp->rwqe_pi] = r;
 		qp->rwqe_pi = next;
+		qp->rq_budget += r.budget;
+		qp->rq_credit++;
 	}
 	pthread_rwlock_unlock(&dev->pdt_lock);
+	if (qp->rq_credit != credit0) {
+		ernic_db_store(dev->acc,
+			       &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
+			       qp->rq_credit);
+		rq_grant(dev, qp);
+	}
 out:
 	pthread_mutex_unlock(&qp->rq_lock);
 	if (ret)
@@ -142,12 +209,13 @@ static void rwqe_complete(struct ernic_qp *qp, struct ibv_wc *wc,
 {
 	ernic_wc_fill(wc, qp, qp->rwqe[qp->rwqe_ci].wr_id, status, opcode,
 		      byte_len);
+	qp->rq_budget -= qp->rwqe[qp->rwqe_ci].budget;
 	qp->rwqe_ci = (qp->rwqe_ci + 1) % qp->rwqe_depth;
 }
 
 static void msg_reset(struct ernic_qp *qp)
 {
-	qp->msg_len = 0;
+	qp->msg_len = qp->msg_pkts = 0;
 	qp->msg_active = qp->msg_ovfl = false;
 }
 
@@ -172,6 +240,8 @@ static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
 	opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 
 	qp->rq_ci = (k + 1) % v->depth;
+	qp->rq_done++;
+	qp->msg_pkts++;
 	if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
 	    rx_op[opc].first == qp->msg_active || len > ERNIC_RQ_ELEM_SIZE) {
 		ernic_log("QP %u: RQ element %u: bad RXLEN 0x%08x%s", qp->idx,
@@ -291,11 +361,8 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		n += rx_element(&v, qp, iwp, &wc[n]);
 	}
 	/* The copies are done: the IP may reuse the elements. */
-	if (qp->rq_ci != start) {
-		atomic_thread_fence(memory_order_release);
-		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
-			 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, qp->rq_ci));
-	}
+	if (qp->rq_ci != start)
+		rq_grant(dev, qp);
 	if (n == max || qp->rwqe_ci == qp->rwqe_pi)
 		return n;
 	/* Waiting for data: flush if the QP is in error. */
