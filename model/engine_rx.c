@@ -702,19 +702,19 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   int icrc_checkable)
 {
 	struct ernic_model *m = e->m;
-	struct roce_pkt p;
+	struct roce_pkt p = { 0 };
 	uint32_t flags, i;
 
 	eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
-	if (syndrome) {
-		eng_errbuf(e, syndrome, tp, tlen);
-		return;
-	}
-	syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
+	if (!syndrome)
+		syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
 	/* An unsupported opcode is all that may be wrong with a packet that
-	 * goes on: it still needs a QP to NAK. */
+	 * goes on: it still needs a QP to NAK. Any other fault of the
+	 * headers or the ICRC makes the packet invalid (ININVDUPCNT[15:0]):
+	 * a corrupted packet counts there, and only there. */
 	if (syndrome &&
 	    (syndrome != ROCE_SYN_OPCODE || !unsupported_request(p.opcode))) {
+		eng_count(e, ERNIC_ININVDUPCNT, 0);
 		eng_errbuf(e, syndrome, tp, tlen);
 		return;
 	}

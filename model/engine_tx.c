@@ -253,15 +253,18 @@ out:
 	return !budget;
 }
 
-/* Roll back to outstanding WQE k: it and all after it go again whole. */
+/*
+ * Roll back to outstanding WQE k: it and all after it go again whole.
+ * A READ is asked for whole again too, but keeps the responses it has:
+ * the repeated ones before rd_got are duplicates, so each try moves it
+ * on, instead of needing every response of one try to arrive.
+ */
 static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 {
 	struct eng_qp *q = &e->qp[i];
 
-	for (uint32_t j = k; j < q->osq_n; j++) {
+	for (uint32_t j = k; j < q->osq_n; j++)
 		osq_at(q, j)->sent = 0;
-		osq_at(q, j)->rd_got = 0;
-	}
 	if (k < q->tx_cur)
 		q->tx_cur = k;
 	eng_set(e, ERNIC_RETRYCNTSTS, eng_reg(e->m, ERNIC_RETRYCNTSTS) + 1);
