@@ -177,6 +177,7 @@ struct ernic_qp {
 	/* Data path state visible without dev->lock. */
 	_Atomic int dp_state;		/* enum ibv_qp_state */
 	atomic_bool err;		/* QP in error: flush everything */
+	_Atomic uint64_t fatal_ns;	/* when STATQPi.FATAL was seen, or 0 */
 	_Atomic uint32_t dest_qpn;
 
 	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and

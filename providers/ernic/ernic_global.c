@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "ernic.h"
@@ -213,6 +214,12 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 		return ret;
 
 	memset(dev->qp_used, 0, sizeof(dev->qp_used));
+	/* Key generations start anywhere: a key of the IP's earlier life
+	 * (a process that died, a peer's requests of an old connection)
+	 * matches a new MR only by a 1-in-255 chance, not by design. */
+	if (getrandom(dev->pdt_gen, sizeof(dev->pdt_gen), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(dev->pdt_gen))
+		memset(dev->pdt_gen, 0, sizeof(dev->pdt_gen));
 	ret = global_config(dev, err, errlen);
 	if (!ret) {
 		ernic_qp_hw_reclaim(dev);

@@ -96,8 +96,23 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (!(ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP)) &
 	      ERNIC_STATQP_FATAL))
 		return false;
+	if (!atomic_load(&qp->fatal_ns))
+		atomic_store(&qp->fatal_ns, now);
 	atomic_store(&qp->err, true);
 	return true;
+}
+
+/*
+ * The IP sets STATQPi.FATAL just before it writes the error CQE of the
+ * WQE that failed (ernic_hw.h "Error completions"). A poll that saw the
+ * bit may look at the CQ in between: only a millisecond later is "no
+ * new CQE" final, and the rest flushed.
+ */
+static bool fatal_settled(struct ernic_qp *qp)
+{
+	uint64_t t = atomic_load(&qp->fatal_ns);
+
+	return !t || ernic_now_ns() - t >= 1000000u;
 }
 
 /* The CQE at sq_ci. Returns 1 when it makes a work completion. */
@@ -172,9 +187,14 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		/* Acquire: the CQEs before the index are in memory. */
 		uint32_t wi = ernic_db_load(dev->acc, db);
 
-		if (wi >= qp->sq_depth) {
-			ernic_log("QP %u: CQ write index %u beyond depth %u",
-				  qp->idx, wi, qp->sq_depth);
+		/* The IP completes only WQEs it was rung for: an index past
+		 * them (or the ring) is a broken device, not completions. */
+		if (wi >= qp->sq_depth ||
+		    (wi + qp->sq_depth - qp->sq_ci) % qp->sq_depth >
+			    (qp->sq_db + qp->sq_depth - qp->sq_ci) %
+				    qp->sq_depth) {
+			ernic_log("QP %u: CQ write index %u outside %u..%u",
+				  qp->idx, wi, qp->sq_ci, qp->sq_db);
 			break;
 		}
 		while (qp->sq_ci != wi && n < max && !qp->sq_flushing) {
@@ -192,8 +212,11 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		}
 		/* In error: what the IP completed before it stopped is
 		 * reported; the rest is flushed. */
-		if (ernic_db_load(dev->acc, db) == qp->sq_ci)
-			qp->sq_flushing = true;
+		if (ernic_db_load(dev->acc, db) != qp->sq_ci)
+			continue;
+		if (!fatal_settled(qp))
+			break;
+		qp->sq_flushing = true;
 	}
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
 		n += sq_flush_one(qp, &wc[n]);

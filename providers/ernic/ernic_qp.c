@@ -132,6 +132,7 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 	}
 	atomic_init(&qp->dp_state, IBV_QPS_RESET);
 	atomic_init(&qp->err, false);
+	atomic_init(&qp->fatal_ns, 0);
 	atomic_init(&qp->dest_qpn, 0);
 	return qp;
 }
@@ -412,6 +413,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		pthread_mutex_unlock(&qp->rq_lock);
 		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);
+		atomic_store(&qp->fatal_ns, 0);
 	} else if (next == IBV_QPS_ERR) {
 		atomic_store(&qp->err, true);
 	} else if (next == IBV_QPS_RTS) {

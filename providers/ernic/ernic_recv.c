@@ -347,9 +347,15 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		uint32_t iwp = ernic_db_load(v.acc,
 					     &v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
 
-		if (wp >= v.depth || iwp >= v.depth) {
-			ernic_log("QP %u: RQ write pointers %u/%u beyond depth %u",
-				  qp->idx, wp, iwp, v.depth);
+		/* Elements are written only where granted (RQCIi): a write
+		 * pointer past the grant is a broken device. */
+		if (wp >= v.depth || iwp >= v.depth ||
+		    (wp + v.depth - qp->rq_ci) % v.depth >
+			    qp->rq_grant - qp->rq_done) {
+			ernic_log("QP %u: RQ write pointers %u/%u outside the "
+				  "grant (%u elements from %u, depth %u)",
+				  qp->idx, wp, iwp, qp->rq_grant - qp->rq_done,
+				  qp->rq_ci, v.depth);
 			break;
 		}
 		if (rx_write_imm(&v, qp, iwp, &wc[n])) {
