@@ -45,6 +45,28 @@ static uint64_t bench_clock(void *arg)
 	return ((struct mh *)arg)->now;
 }
 
+/* Every packet the model sends must parse, ICRC and all; requests are
+ * marked sent for the completion oracle. */
+static void tx_check(struct mh *h, const struct mh_pkt *t)
+{
+	struct roce_pkt p;
+	uint32_t syn = roce_parse(t->b, t->len, &t->l3, true, &p);
+
+	if (syn)
+		die("the model sent a packet that does not parse: syndrome "
+		    "0x%08x, opcode 0x%02x, %zu bytes", syn, t->b[0], t->len);
+	if (p.opcode >= ROCE_RC_READ_RESP_FIRST &&
+	    p.opcode <= ROCE_RC_ACK)
+		return;		/* responses */
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i < MH_MAX_QP + 2; i++) {
+		struct mh_qp *q = &h->qp[i];
+		uint32_t off = (p.psn - q->first_psn) & ERNIC_PSN_MASK;
+
+		if (q->up && q->peer_qpn == p.dqpn && off < MH_PSN_SPAN)
+			q->sent[off / 8] |= (uint8_t)(1u << (off % 8));
+	}
+}
+
 static void on_tx(void *arg, const struct roce_l3 *l3, const uint8_t *tp,
 		  size_t tlen)
 {
@@ -54,6 +76,15 @@ static void on_tx(void *arg, const struct roce_l3 *l3, const uint8_t *tp,
 	if (tlen > sizeof(h->tx[0].b))
 		die("the model sent %zu transport bytes (at most %zu fit a "
 		    "valid packet)", tlen, sizeof(h->tx[0].b));
+	if (h->ntx == h->tx_cap && h->tx_cap < MH_MAX_TX) {
+		size_t cap = h->tx_cap * 4;
+		struct mh_pkt *n = realloc(h->tx, cap * sizeof(*n));
+
+		if (!n)
+			die("out of memory");
+		h->tx = n;
+		h->tx_cap = cap;
+	}
 	if (h->ntx == MH_MAX_TX) {
 		/* keep the latest: tests look at what a step just sent */
 		memmove(h->tx, h->tx + MH_MAX_TX / 2,
@@ -66,6 +97,7 @@ static void on_tx(void *arg, const struct roce_l3 *l3, const uint8_t *tp,
 	p->l3 = *l3;
 	p->len = tlen;
 	memcpy(p->b, tp, tlen);
+	tx_check(h, p);
 }
 
 /* len usable bytes at an align-aligned address between guard pages,
@@ -153,7 +185,8 @@ void mh_init(struct mh *h)
 	uint32_t ip[4];
 
 	memset(h, 0, sizeof(*h));
-	h->tx = calloc(MH_MAX_TX, sizeof(*h->tx));
+	h->tx_cap = 16;
+	h->tx = malloc(h->tx_cap * sizeof(*h->tx));
 	if (!h->tx)
 		die("out of memory");
 	ernic_conf_defaults(&c);
@@ -205,6 +238,7 @@ void mh_fini(struct mh *h)
 		buf_free(h, &h->qp[i].cq);
 		buf_free(h, &h->qp[i].rq);
 		buf_free(h, &h->qp[i].db);
+		free(h->qp[i].sent);
 	}
 	for (uint32_t k = 0; k < h->nmr; k++)
 		buf_free(h, &h->mr[k].buf);
@@ -235,7 +269,12 @@ struct mh_qp *mh_qp_up(struct mh *h, uint32_t idx, uint32_t pmtu,
 		die("QP %u: not a free RC QP of the bench", idx);
 	q = &h->qp[idx];
 	q->idx = idx;
-	q->sq_depth = 64;
+	q->sq_depth = MH_SQ_DEPTH;
+	q->peer_qpn = MH_PEER_QPN + idx - ERNIC_FIRST_RC_QP;
+	q->next_psn = sq_psn;
+	q->sent = calloc(MH_PSN_SPAN / 8, 1);
+	if (!q->sent)
+		die("out of memory");
 	q->rq_depth = 16;
 	q->pmtu = pmtu;
 	q->first_psn = sq_psn;
@@ -265,7 +304,7 @@ struct mh_qp *mh_qp_up(struct mh *h, uint32_t idx, uint32_t pmtu,
 
 	/* step 3: the connection, then enable */
 	wr(h, ERNIC_QP(i, ERNIC_DESTQPCONF),
-	   ERNIC_FIELD_PREP(ERNIC_DESTQPCONF_QPN, MH_PEER_QPN));
+	   ERNIC_FIELD_PREP(ERNIC_DESTQPCONF_QPN, q->peer_qpn));
 	ernic_ip_to_regs(0, h->from_peer.src, ip);
 	wr(h, ERNIC_QP(i, ERNIC_IPDESADDR1), ip[0]);
 	wr(h, ERNIC_QP(i, ERNIC_LSTRQREQ),
@@ -366,7 +405,10 @@ uint32_t mh_post(struct mh *h, struct mh_qp *q, uint8_t opcode,
 		for (uint32_t k = 0; k < len; k++)
 			w.sdata[k] = (uint8_t)(0x30 + k);
 	memcpy(q->sq.va + (size_t)slot * ERNIC_WQE_SIZE, &w, sizeof(w));
-	q->posted[slot % 256] = w;
+	q->posted[slot] = w;
+	q->wqe_psn[slot] = q->next_psn;
+	q->wqe_npkts[slot] = len ? (len + q->pmtu - 1) / q->pmtu : 1;
+	q->next_psn = (q->next_psn + q->wqe_npkts[slot]) & ERNIC_PSN_MASK;
 	q->sq_pi = (slot + 1) % q->sq_depth;
 	wr(h, ERNIC_QP(q->idx, ERNIC_SQPI),
 	   ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, q->sq_pi));
@@ -471,6 +513,33 @@ void mh_tx_clear(struct mh *h)
 	h->tx_seen = h->ntx;
 }
 
+static bool psn_sent(const struct mh_qp *q, uint32_t psn)
+{
+	uint32_t off = (psn - q->first_psn) & ERNIC_PSN_MASK;
+
+	return off < MH_PSN_SPAN && (q->sent[off / 8] >> (off % 8) & 1);
+}
+
+/* The CQE at cq_ci: in SQ order, and success only for work done. */
+static void cqe_check(const struct mh_qp *q, uint32_t cqe)
+{
+	uint32_t slot = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
+	uint32_t n;
+
+	if (slot != q->cq_ci)
+		die("QP %u: CQE %u has WRID %u", q->idx, q->cq_ci, slot);
+	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe))
+		return;
+	n = q->posted[slot].opcode == ERNIC_OP_RDMA_READ ? 1 :
+							   q->wqe_npkts[slot];
+	for (uint32_t k = 0; k < n; k++)
+		if (!psn_sent(q, (q->wqe_psn[slot] + k) & ERNIC_PSN_MASK))
+			die("QP %u: WQE %u (opcode %u) completed with success "
+			    "but its PSN %u was never sent", q->idx, slot,
+			    q->posted[slot].opcode,
+			    (q->wqe_psn[slot] + k) & ERNIC_PSN_MASK);
+}
+
 uint32_t mh_cqes(struct mh *h, struct mh_qp *q, uint32_t *cqe, uint32_t max)
 {
 	uint32_t wi = *db_word(q, 0), n = 0;
@@ -483,7 +552,8 @@ uint32_t mh_cqes(struct mh *h, struct mh_qp *q, uint32_t *cqe, uint32_t max)
 		uint32_t v;
 
 		memcpy(&v, q->cq.va + (size_t)q->cq_ci * ERNIC_CQE_SIZE, 4);
-		cqe[n++] = le32toh(v);
+		cqe[n] = le32toh(v);
+		cqe_check(q, cqe[n++]);
 		q->cq_ci = (q->cq_ci + 1) % q->sq_depth;
 	}
 	return n;

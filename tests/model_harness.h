@@ -27,9 +27,11 @@ struct ernic_model;
 
 #define MH_MAX_QP 8u
 #define MH_MAX_MR 8u
-#define MH_MAX_TX 4096u
-#define MH_PEER_QPN 0x11u
+#define MH_MAX_TX 4096u		/* packets kept: the latest ones */
+#define MH_PEER_QPN 0x11u	/* QP i's peer is MH_PEER_QPN + i - 2 */
 #define MH_RQ_ELEM 4096u
+#define MH_SQ_DEPTH 64u
+#define MH_PSN_SPAN (1u << 16)	/* PSNs tracked per QP for the oracle */
 
 /* A buffer between guard pages; [va, va + len) is the usable part. */
 struct mh_buf {
@@ -50,8 +52,15 @@ struct mh_qp {
 	uint32_t rq_ci, immq_ci;	/* RQ elements / IMMQ entries read */
 	uint32_t credit;		/* receive credits given */
 	uint32_t first_psn;		/* SQPSN */
-	/* what each posted WQE (by SQ slot) was, for the oracles */
-	struct ernic_wqe posted[256];
+	uint32_t peer_qpn;
+	/* The oracle: what each posted WQE (by SQ slot) was and which PSNs
+	 * it takes, and which request PSNs the model has sent (bit k: PSN
+	 * first_psn + k). A WQE may complete with success only once all
+	 * its packets (a READ: its request) have left. */
+	struct ernic_wqe posted[MH_SQ_DEPTH];
+	uint32_t wqe_psn[MH_SQ_DEPTH], wqe_npkts[MH_SQ_DEPTH];
+	uint32_t next_psn;
+	uint8_t *sent;			/* MH_PSN_SPAN bits */
 };
 
 struct mh_mr {
@@ -76,7 +85,7 @@ struct mh {
 	struct mh_mr mr[MH_MAX_MR];
 	uint32_t nmr;
 	struct mh_pkt *tx;		/* what the model sent */
-	size_t ntx;
+	size_t ntx, tx_cap;
 	size_t tx_seen;			/* mh_tx_next cursor */
 	uint32_t passes;		/* engine passes in the last mh_run */
 };
@@ -132,7 +141,8 @@ bool mh_tx_next(struct mh *h, struct roce_pkt *p);
 void mh_tx_clear(struct mh *h);
 
 /* CQEs the model wrote for q since the last call, oldest first, up to
- * max; returns how many. */
+ * max; returns how many. Aborts if one breaks the oracle: out of SQ
+ * order, or success for a WQE whose packets were not all sent. */
 uint32_t mh_cqes(struct mh *h, struct mh_qp *q, uint32_t *cqe, uint32_t max);
 /* RQ elements written and not yet drained by mh_rq_drain. */
 uint32_t mh_rq_pending(struct mh *h, const struct mh_qp *q);
