@@ -5,7 +5,8 @@ pkgs=(build-essential cmake pkg-config clang
       libibverbs-dev ibverbs-utils perftest
       libnl-3-dev libnl-route-3-dev libcmocka-dev
       zlib1g-dev libpcap-dev tshark nftables
-      libnetfilter-queue-dev libclang-rt-14-dev
+      libnetfilter-queue-dev libnftnl-dev libmnl-dev
+      libclang-rt-14-dev llvm-14
       iproute2 util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
