@@ -192,6 +192,30 @@ static void model_seeds(void)
 	}
 	put("model_rx", "rdma", s.b, s.n);
 
+	/* QP 3 (PMTU 256): a 64 KiB WRITE fills the 256-packet window, the
+	 * SEND behind it is fetched but not sent; then the peer ACKs */
+	memset(&s, 0, sizeof(s));
+	post[0] = 3 << 1 | 1;		/* WRITE on QP 3 */
+	post[1] = 0;
+	post[2] = 0;
+	post[3] = 1;			/* 65536 bytes */
+	rec(&s, 4, post, sizeof(post));
+	post[0] = 0 << 1 | 1;		/* SEND on QP 3 */
+	post[1] = 16;
+	post[3] = 0;
+	rec(&s, 4, post, sizeof(post));
+	{
+		struct roce_pkt p = { .opcode = ROCE_RC_ACK, .dqpn = 3,
+				      .psn = SQ_PSN + 2,
+				      .aeth_syndrome = ROCE_AETH_ACK | 0x1F };
+
+		pkt(&s, &p, 7);
+		p.psn = SQ_PSN + 3 + 100;
+		pkt(&s, &p, 7);
+	}
+	rec(&s, 6, NULL, 0);
+	put("model_rx", "window", s.b, s.n);
+
 	/* software posts work, the peer answers */
 	memset(&s, 0, sizeof(s));
 	for (uint8_t op = 0; op < 6; op++) {
