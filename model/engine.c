@@ -268,6 +268,7 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 	memset(q, 0, sizeof(*q));
 	/* LSTRQREQ holds the last request "received": expect the next. */
 	q->epsn = psn_add(ERNIC_FIELD_GET(ERNIC_LSTRQREQ_PSN, lst), 1);
+	q->last_psn = psn_add(q->epsn, ERNIC_PSN_MASK);
 	q->last_op = ROCE_RC_SEND_ONLY;
 	q->msn = ERNIC_FIELD_GET(ERNIC_STATMSN_MSN,
 				 eng_qreg(e->m, i, ERNIC_STATMSN));
@@ -544,7 +545,12 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 		snprintf(err, errlen, "model: eventfd: %s", strerror(rc));
 		goto err_wire;
 	}
-	pthread_mutex_init(&e->lock, NULL);
+	rc = model_mutex_init(&e->lock);
+	if (rc) {
+		snprintf(err, errlen, "model: mutex: %s", strerror(rc));
+		close(e->wake_fd);
+		goto err_wire;
+	}
 	if (thread) {
 		rc = pthread_create(&e->thread, NULL, eng_main, e);
 		if (rc) {

@@ -109,6 +109,7 @@ struct eng_qp {
 	uint32_t hold;		/* 1 + its eng->hold slot, or 0 */
 	bool ack_pending;	/* coalesced ACK owed for ack_psn */
 	uint32_t ack_psn;
+	uint32_t last_psn;	/* last request taken that was not a READ */
 	uint64_t ack_at;
 };
 

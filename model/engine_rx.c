@@ -579,8 +579,10 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_PSN, p->psn) |
 			ERNIC_FIELD_PREP(ERNIC_LSTRQREQ_OPCODE, p->opcode));
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRESPSN), p->psn);
-	if (p->opcode != ROCE_RC_READ_REQ)
+	if (p->opcode != ROCE_RC_READ_REQ) {
+		q->last_psn = p->psn;
 		ack_policy(e, i, p);
+	}
 }
 
 static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
@@ -591,12 +593,15 @@ static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
 
 	if (d < 0) {
 		/* Duplicate (IBTA 9.9.2.1): reads run again, the rest is
-		 * acknowledged without touching memory. */
+		 * acknowledged again without touching memory, with the PSN of
+		 * the last request taken that was not a READ (C9-105; rxe
+		 * too): epsn - 1 may be a READ's, and a requester may take an
+		 * ACK for it as the READ done without its data (rxe did). */
 		eng_count(e, ERNIC_ININVDUPCNT, 16);
 		if (p->opcode == ROCE_RC_READ_REQ)
 			rx_read_req(e, i, p, true);
 		else if (p->ackreq)
-			send_ack(e, i, psn_add(q->epsn, ERNIC_PSN_MASK));
+			send_ack(e, i, q->last_psn);
 		return;
 	}
 	if (d > 0) {

@@ -346,6 +346,18 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	k = wqe_of(q, p->psn);
 	if (k == q->osq_n)
 		return;		/* stale: nothing outstanding there */
+	/* A NAK for a packet not sent again since the last rewind asks for
+	 * what goes again anyway: a peer that RNR-NAKs a packet NAKs the
+	 * next pipelined one as a sequence error too (rxe does), and those
+	 * must not count as a second retry each round. */
+	if (k > q->tx_cur ||
+	    (k == q->tx_cur &&
+	     (uint32_t)psn_diff(p->psn, osq_at(q, k)->first_psn) >=
+		     osq_at(q, k)->sent)) {
+		if ((syn & 0x60) == ROCE_AETH_RNR ||
+		    syn == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ))
+			return;
+	}
 	if ((syn & 0x60) == ROCE_AETH_RNR) {
 		uint32_t lim = ERNIC_FIELD_GET(
 			ERNIC_TIMEOUTCONF_RNR_RETRY_CNT,

@@ -71,6 +71,15 @@ struct ernic_model {
 	void *rx_hook_arg;
 };
 
+/*
+ * The engine thread runs at a real-time priority (engine.c); the locks it
+ * shares with software's threads (register file, engine state, the
+ * virtual FPGA's window) inherit priority, so a preempted application
+ * thread holding one cannot stall the IP (seen: 430 ms without a packet,
+ * then retries exhausted, on a busy machine).
+ */
+int model_mutex_init(pthread_mutex_t *mx);
+
 /* model_regs.c: a software write; ovr accepts a write to an RO_SWOVR
  * register as if XRNICADCONF[0] were set (model_window.c). */
 void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,

@@ -473,6 +473,21 @@ static int cond_init_monotonic(pthread_cond_t *c)
 	return rc;
 }
 
+int model_mutex_init(pthread_mutex_t *mx)
+{
+	pthread_mutexattr_t a;
+	int rc;
+
+	rc = pthread_mutexattr_init(&a);
+	if (rc)
+		return rc;
+	rc = pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	if (!rc)
+		rc = pthread_mutex_init(mx, &a);
+	pthread_mutexattr_destroy(&a);
+	return rc;
+}
+
 struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
 {
 	struct ernic_model *m;
@@ -493,7 +508,7 @@ struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
 	m->c_en_initiator_lite = conf->c_en_initiator_lite;
 	m->c_en_debug_ports = conf->c_en_debug_ports;
 
-	rc = pthread_mutex_init(&m->lock, NULL);
+	rc = model_mutex_init(&m->lock);
 	if (rc)
 		goto err_free;
 	rc = cond_init_monotonic(&m->irq_cond);

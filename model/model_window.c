@@ -366,8 +366,8 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 		return NULL;
 	w->m = m;
 	w->win = (_Atomic uint32_t *)win;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_mutex_init(&w->sync_lock, NULL);
+	model_mutex_init(&w->lock);
+	model_mutex_init(&w->sync_lock);
 	w->pub = calloc(nw, sizeof(*w->pub));
 	w->mark = calloc(nw, sizeof(*w->mark));
 	w->regs = calloc(nw, sizeof(*w->regs));

@@ -450,6 +450,66 @@ static void test_corrupt_counted(void **state)
 	assert_int_equal(mh_reg(h, ERNIC_ININVDUPCNT) & 0xFFFF, flips);
 }
 
+/* A duplicate SEND is ACKed with the PSN of the last request taken that
+ * was not a READ (C9-105), never with the expected PSN - 1 when that is
+ * a READ's: a requester may take such an ACK as the READ done without
+ * its data (rxe did, against this model). */
+static void test_dup_ack_psn(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *mr = mh_mr(h, 4096, ERNIC_ACCESS_READ_ONLY, true, 0x42);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p;
+
+	mh_credit(h, q, 2);
+	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
+	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 1);
+	read_req(h, RQ_PSN + 2, mr->iova, mr->key, 64);
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_READ_RESP_ONLY);
+	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);	/* duplicate */
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 1);
+	no_tx(h);
+}
+
+/* A peer that RNR-NAKs a packet also NAKs the next one as a sequence
+ * error (rxe). Neither NAK of a packet not sent again since the rewind
+ * counts: eight rounds of it must not exhaust retry_cnt 7. */
+static void test_rnr_then_seq_nak(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 1, 7);
+	struct roce_pkt p;
+	uint32_t cqe[4];
+
+	mh_post(h, q, ERNIC_OP_SEND, 0, 8, 0, 0, 0);
+	mh_post(h, q, ERNIC_OP_SEND, 0, 8, 0, 0, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	for (int round = 0; round < 8; round++) {
+		rx_ack(h, ROCE_RC_ACK, ROCE_AETH_RNR | 1, SQ_PSN);
+		rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ,
+		       SQ_PSN);
+		assert_false(mh_fatal(h, q));
+		mh_advance(h, 20000);		/* RNR timer 1: 10 us */
+		assert_true(mh_tx_next(h, &p));	/* both sent again */
+		assert_int_equal(p.psn, SQ_PSN);
+		assert_true(mh_tx_next(h, &p));
+		assert_int_equal(p.psn, SQ_PSN + 1);
+		no_tx(h);
+	}
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_STATQP_RETRY_COUNT,
+					 mh_qreg(h, q, ERNIC_STATQP)), 0);
+	/* a sequence NAK for a packet sent again does count */
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, SQ_PSN + 1);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_STATQP_RETRY_COUNT,
+					 mh_qreg(h, q, ERNIC_STATQP)), 1);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 2);
+}
+
 static void read_resp(struct mh *h, uint8_t opcode, uint32_t psn, uint8_t fill)
 {
 	uint8_t pay[1024];
@@ -521,6 +581,10 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_corrupt_counted, bench_up,
 						bench_down),
+		cmocka_unit_test_setup_teardown(test_dup_ack_psn, bench_up,
+						bench_down),
+		cmocka_unit_test_setup_teardown(test_rnr_then_seq_nak,
+						bench_up, bench_down),
 	};
 
 	if (argc > 1)

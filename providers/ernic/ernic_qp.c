@@ -237,7 +237,8 @@ static void sleep_ms(unsigned int ms)
 /*
  * QP Deletion steps 1-2: wait, bounded, for the SQ and the outstanding
  * queue to drain and every WQE to complete. A QP that cannot drain (peer
- * gone, QP in error) is reset anyway.
+ * gone) is reset anyway; a FATAL or disabled one (error state) will
+ * not drain at all: no wait.
  */
 static void wait_drained(struct ernic_access *acc, uint32_t i)
 {
@@ -248,7 +249,10 @@ static void wait_drained(struct ernic_access *acc, uint32_t i)
 		uint32_t pi = ernic_rd(acc, ERNIC_QP(i, ERNIC_SQPI));
 		uint32_t ch = ernic_rd(acc, ERNIC_QP(i, ERNIC_CQHEAD));
 
-		if ((st & empty) == empty && pi == ch)
+		if (((st & empty) == empty && pi == ch) ||
+		    (st & ERNIC_STATQP_FATAL) ||
+		    !(ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF)) &
+		      ERNIC_QPCONF_QP_EN))
 			return;
 		sleep_ms(1);
 	}
