@@ -53,6 +53,14 @@ set_tests_properties(app_pingpong app_perftest app_loss app_uio
   PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
 
+# ernic_check under ernic_faultq's drops, duplicates, reordering and bit
+# flips, briefly (tests/apps/soak.sh runs it 5 minutes by hand).
+add_test(NAME app_soak COMMAND bash ${_apps}/soak.sh
+  $<TARGET_FILE:ernic_check> $<TARGET_FILE:ernic_faultq>)
+set_tests_properties(app_soak PROPERTIES FIXTURES_REQUIRED ernicdevs
+  ENVIRONMENT "${ERNIC_TEST_ENV};SOAK_SECONDS=40" SKIP_RETURN_CODE 77
+  RUN_SERIAL ON TIMEOUT 600)
+
 # Across network namespaces, frame wire, each namespace its own overlay.
 add_test(NAME app_netns
   COMMAND bash ${_apps}/netns.sh $<TARGET_FILE:icrc_check>)

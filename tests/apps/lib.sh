@@ -417,6 +417,43 @@ perftest_all() {
 	done
 }
 
+# ---- ernic_check: the byte-exact data check ----
+
+# ernic_check (tests/checker/) verifies every byte, immediate and
+# completion; ibv_rc_pingpong -c looks at one byte per page and never
+# fails, so it is no data check. ERNIC_CHECK is the binary (ctest sets
+# it).
+
+# check_counts FILE: the PASS line without what differs between sides.
+check_counts() {
+	grep -E '^ernic_check: PASS seed=' "$1" | tail -n1 |
+		sed -E 's/ (bytes_verified|rnr_waits|elapsed|invalid_rx)=[^ ]*//g'
+}
+
+# check_case LABEL SRV CLI ARGS...: ernic_check, the server taking the
+# client's options (ARGS); both must PASS with the same counts and more
+# than 0 ops.
+check_case() {
+	local label=$1 sh=$2 ch=$3 s c
+	shift 3
+	: "${ERNIC_CHECK:?ERNIC_CHECK (the ernic_check binary) is not set}"
+	if ! run_pair "$label" "$sh" "$ch" \
+		-- "$ERNIC_CHECK" -d "${HOST_DEV[$sh]}" -p @PORT@ \
+		-- "$ERNIC_CHECK" -d "${HOST_DEV[$ch]}" -p @PORT@ "$@" @SERVER@; then
+		case_failed "$label" "ernic_check failed"
+		return 0
+	fi
+	s=$(check_counts "$PAIR_SERVER_OUT")
+	c=$(check_counts "$PAIR_CLIENT_OUT")
+	if [ -z "$c" ] || [ "$s" != "$c" ] || [[ "$c" == *" ops=0 "* ]]; then
+		show_output server "$PAIR_SERVER_OUT"
+		show_output client "$PAIR_CLIENT_OUT"
+		case_failed "$label" "the PASS lines are missing or disagree: '$s' / '$c'"
+		return 0
+	fi
+	echo "ok: $label ${HOST_DEV[$sh]} <- ${HOST_DEV[$ch]} ($*): $(grep -E '^ernic_check: PASS' "$PAIR_CLIENT_OUT")"
+}
+
 # ---- software devices ----
 
 # add_device HOST ADDR [ernicctl add options...]: create HOST's device
@@ -631,11 +668,16 @@ lossy() {
 	fi
 }
 
-# loss_suite LABEL SRV CLI MTU: ib_write_bw, ib_send_bw, ib_read_bw at
-# 64 KiB (LOSS_ITERS, default 500) and ibv_rc_pingpong -c at 17, MTU+1
-# and 64 KiB, under the loss rule; then the rule must have dropped some.
+# loss_suite LABEL SRV CLI MTU: under the loss rule, ernic_check (every
+# byte, immediate and completion of every opcode, 8 QPs, messages up to
+# 64 KiB at the path MTU MTU); ib_write_bw, ib_send_bw, ib_read_bw at
+# 64 KiB (LOSS_ITERS, default 500) and ibv_rc_pingpong at 17, MTU+1 and
+# 64 KiB, unmodified programs that must get through (pingpong's -c is
+# no data check); then the rule must have dropped some.
 loss_suite() {
 	local p s seen dropped
+	lossy "$1 ernic_check" check_case "$1" "$2" "$3" -q 8 -n "${LOSS_CHECK_OPS:-300}" \
+		-m 64K --mtu "$4" -t 60
 	for p in ib_write_bw ib_send_bw ib_read_bw; do
 		lossy "$1 $p 64KiB" perftest_case "$1" "$2" "$3" "$p" "${LOSS_ITERS:-500}" -s 65536
 	done

@@ -8,13 +8,13 @@
 #  2. "egress": a netdev egress hook on A's port drops 1% of what A
 #     sends: the sender's send() then fails with ENOBUFS, as it does
 #     when a qdisc is full; the model must take that as a lost packet.
-# Each runs ib_write_bw, ib_send_bw, ib_read_bw and ibv_rc_pingpong -c
-# and must see drops.
+# Each runs ernic_check (the data check), ib_write_bw, ib_send_bw,
+# ib_read_bw and ibv_rc_pingpong, and must see drops.
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "network namespaces, nftables, mknod"
 need_cmds ip nft ibv_rc_pingpong ibv_devices ib_write_bw ib_send_bw ib_read_bw ss
-: "${ERNICCTL:?}" "${RDMAV_DRIVERS:?}"
+: "${ERNICCTL:?}" "${RDMAV_DRIVERS:?}" "${ERNIC_CHECK:?}"
 
 A=ernic-loss-a M=ernic-loss-m B=ernic-loss-b
 make_netns "$A" "$M" "$B"

@@ -53,7 +53,7 @@ struct held {
 
 struct counters {
 	uint64_t seen, bytes, dropped, duplicated, reordered, reorder_held;
-	uint64_t delayed, corrupted, overflow, errors, overrun;
+	uint64_t delayed, corrupted, corrupt_dup, overflow, errors, overrun;
 };
 
 struct fq {
@@ -137,6 +137,10 @@ static void let_out(struct fq *q, uint32_t id, uint64_t n,
 				strerror(-rc));
 	} else {
 		q->c.duplicated++;
+		/* a corrupted packet's copy is corrupted too: it arrives,
+		 * and must be refused, twice */
+		if (modified)
+			q->c.corrupt_dup++;
 	}
 }
 
@@ -326,7 +330,9 @@ static uint64_t kernel_dropped(unsigned int queue)
  * One line, key=value: packets seen and their bytes; dropped; duplicated
  * (copies sent); reorder_held (held for reordering) and reordered (of
  * those, let out after a later packet: really out of order); delayed;
- * corrupted; overflow (a hold refused: --max-held); held (now);
+ * corrupted, and corrupt_dup (corrupted packets also duplicated: their
+ * copies carry the flip too); overflow (a hold refused: --max-held);
+ * held (now);
  * kernel_dropped (queue full or socket overrun, by the kernel's count);
  * overrun (our ENOBUFS); errors (verdicts or copies that failed); report
  * (this line's number: a reader can wait for a fresh one).
@@ -340,10 +346,11 @@ static void format_stats(struct fq *q, char *buf, size_t len)
 		 " dropped=%" PRIu64 " duplicated=%" PRIu64
 		 " reordered=%" PRIu64 " reorder_held=%" PRIu64
 		 " delayed=%" PRIu64 " corrupted=%" PRIu64
-		 " overflow=%" PRIu64 " held=%u kernel_dropped=%" PRIu64
+		 " corrupt_dup=%" PRIu64 " overflow=%" PRIu64 " held=%u kernel_dropped=%" PRIu64
 		 " overrun=%" PRIu64 " errors=%" PRIu64 " report=%" PRIu64,
 		 c->seen, c->bytes, c->dropped, c->duplicated, c->reordered,
-		 c->reorder_held, c->delayed, c->corrupted, c->overflow,
+		 c->reorder_held, c->delayed, c->corrupted, c->corrupt_dup,
+		 c->overflow,
 		 q->nheld, kernel_dropped(q->o.queue), c->overrun, c->errors,
 		 ++q->reports);
 }
