@@ -22,7 +22,7 @@ run() {
 	rm -rf "$work"
 	mkdir -p "$work/corpus"
 	cp "$seeds"/* "$work/corpus/"
-	echo "$(basename "$bin"): $(ls "$work/corpus" | wc -l) seeds, ${secs}s"
+	echo "$(basename "$bin"): $(find "$work/corpus" -type f | wc -l) seeds, ${secs}s"
 	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 \
 		-print_final_stats=1 -artifact_prefix="$work/" \
 		"$work/corpus" >"$work/log" 2>&1 || rc=$?
@@ -36,7 +36,7 @@ run() {
 		echo "FAIL: $(basename "$bin") exited $rc"
 		return 1
 	fi
-	echo "ok: $(basename "$bin"): $(ls "$work/corpus" | wc -l) inputs in the corpus"
+	echo "ok: $(basename "$bin"): $(find "$work/corpus" -type f | wc -l) inputs in the corpus"
 }
 
 if [ "${1:-}" = --run ]; then
@@ -64,12 +64,12 @@ for t in "${targets[@]}"; do
 	corpus=build/fuzz-long/$t
 	mkdir -p "$corpus"
 	cp -n build/fuzz-long/seeds/"$t"/* "$corpus"/
-	echo "== $t: ${secs}s from $(ls "$corpus" | wc -l) inputs"
+	echo "== $t: ${secs}s from $(find "$corpus" -type f | wc -l) inputs"
 	build/fuzz-hand/fuzz_"$t" -max_total_time="$secs" -timeout=20 \
 		-rss_limit_mb=4096 -print_final_stats=1 \
 		-artifact_prefix="build/fuzz-long/$t-" "$corpus" \
 		2>&1 | grep -E '^(stat::|#[0-9]+ +DONE|==[0-9]+==ERROR|SUMMARY)' || true
-	echo "corpus: $(ls "$corpus" | wc -l) inputs"
+	echo "corpus: $(find "$corpus" -type f | wc -l) inputs"
 	# Line coverage of the code under test, from replaying the corpus.
 	rm -f build/fuzz-long/"$t".profraw
 	LLVM_PROFILE_FILE=build/fuzz-long/$t.profraw \
