@@ -263,8 +263,10 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 	struct eng_qp *q = &e->qp[i];
 	uint32_t lst = eng_qreg(e->m, i, ERNIC_LSTRQREQ);
 
-	if (q->hold)
-		e->hold[q->hold - 1].qp = 0;	/* its packet goes with it */
+	if (q->hold) {		/* its packets go with it */
+		e->hold[q->hold - 1].qp = 0;
+		e->hold[q->hold - 1].n = 0;
+	}
 	memset(q, 0, sizeof(*q));
 	/* LSTRQREQ holds the last request "received": expect the next. */
 	q->epsn = psn_add(ERNIC_FIELD_GET(ERNIC_LSTRQREQ_PSN, lst), 1);
@@ -323,13 +325,35 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 	}
 }
 
-/* A free hold slot for the QP a packet is addressed to, if any. */
+/* A free hold slot, its queue allocated, or NULL. */
 static struct eng_hold *hold_slot(struct eng *e)
 {
-	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
-		if (!e->hold[k].qp)
-			return &e->hold[k];
+	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++) {
+		struct eng_hold *h = &e->hold[k];
+
+		if (h->qp)
+			continue;
+		if (!h->q)
+			h->q = calloc(ENG_HOLD_DEPTH, sizeof(*h->q));
+		return h->q ? h : NULL;
+	}
 	return NULL;
+}
+
+bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
+		   const uint8_t *tp, size_t tlen, int chk)
+{
+	struct eng_hold *h = &e->hold[e->qp[i].hold - 1];
+	struct eng_parked *pk;
+
+	if (h->n == ENG_HOLD_DEPTH || tlen > sizeof(pk->pkt))
+		return false;
+	pk = &h->q[(h->head + h->n++) % ENG_HOLD_DEPTH];
+	memcpy(pk->pkt, tp, tlen);
+	pk->len = tlen;
+	pk->l3 = *l3;
+	pk->chk = chk;
+	return true;
 }
 
 /* One received packet; it may be held (its QP's RQ full). Lock held. */
@@ -339,7 +363,7 @@ static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	struct eng_hold *h = hold_slot(e);
 	uint32_t i;
 
-	e->may_hold = h && tlen <= sizeof(h->pkt);
+	e->may_hold = h && tlen <= sizeof(h->q[0].pkt);
 	e->hold_wanted = false;
 	eng_rx_packet(e, l3, tp, tlen, syn, chk);
 	e->may_hold = false;
@@ -347,19 +371,21 @@ static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 		return;
 	/* eng_rx_packet asks only for a request to an existing QP */
 	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
-	memcpy(h->pkt, tp, tlen);
-	h->len = tlen;
-	h->l3 = *l3;
-	h->chk = chk;
+	h->qp = i;
+	h->head = h->n = 0;
 	h->until = now + ENG_RX_HOLD_NS;
 	h->dropped = false;
-	h->qp = i;
 	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
+	eng_hold_park(e, i, l3, tp, tlen, chk);
 }
 
-/* Try the held packets again: RQ space may have come back, or their
- * time is up (then the responder RNR-NAKs them). Lock held. Returns the
- * earliest deadline of those still held, or 0. */
+/*
+ * Try the held requests again, oldest first: RQ space may have come
+ * back, or the head's time is up (then the responder RNR-NAKs it, and
+ * the newer ones behind it meet a requester that resends them anyway).
+ * A head that is taken gives the next one a fresh wait. Lock held.
+ * Returns the earliest deadline of those still held, or 0.
+ */
 static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 {
 	uint64_t next = 0;
@@ -375,13 +401,27 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 		q->hold = 0;
 		if (!enabled) {
 			h->qp = 0;	/* a disabled IP drops everything */
+			h->n = 0;
 			continue;
 		}
-		e->may_hold = now < h->until;
-		e->hold_wanted = false;
-		eng_rx_packet(e, &h->l3, h->pkt, h->len, 0, h->chk);
-		e->may_hold = false;
-		if (e->hold_wanted && h->qp) {
+		while (h->n) {
+			struct eng_parked *pk = &h->q[h->head];
+			uint32_t epsn = q->epsn;
+
+			e->may_hold = now < h->until;
+			e->hold_wanted = false;
+			e->rerun = true;
+			eng_rx_packet(e, &pk->l3, pk->pkt, pk->len, 0, pk->chk);
+			e->rerun = false;
+			e->may_hold = false;
+			if (e->hold_wanted && h->qp)
+				break;
+			h->head = (h->head + 1) % ENG_HOLD_DEPTH;
+			h->n--;
+			if (q->epsn != epsn)
+				h->until = now + ENG_RX_HOLD_NS;
+		}
+		if (h->n && h->qp) {
 			q->hold = k + 1;
 			if (!next || h->until < next)
 				next = h->until;
@@ -389,6 +429,7 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 		}
 		dropped = h->dropped;
 		h->qp = 0;
+		h->n = 0;
 		eng_rx_released(e, (uint32_t)(q - e->qp), dropped);
 	}
 	return next;
@@ -635,6 +676,8 @@ void eng_destroy(struct eng *e)
 	if (e->running)
 		pthread_join(e->thread, NULL);
 	e->m->eng = NULL;
+	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
+		free(e->hold[k].q);
 	pthread_mutex_destroy(&e->lock);
 	close(e->wake_fd);
 	model_wire_close(e->wire);

@@ -117,19 +117,27 @@ struct eng_qp {
  * RX pause (PG332 ch.2 RX path, XRNIC_PAUSE_CONF), per QP: a request
  * that finds its RQ full (or no receive credit) waits here until
  * software frees space (RQCIi) or ENG_RX_HOLD_NS pass; only then is it
- * RNR-NAKed. Spares a whole-WQE retransmission when the receiver is
- * merely a little behind, without stopping other QPs' traffic. Newer
- * requests of the QP that arrive meanwhile are dropped, and a sequence
- * NAK at release asks the requester for them again.
+ * RNR-NAKed. Newer requests of the QP that arrive meanwhile queue up
+ * behind it, as they would in the port's buffer, so other QPs' traffic
+ * flows on and nothing is dropped: a drop would cost a whole-WQE
+ * retransmission (PG332), up to 8 MiB for one lost packet. Beyond
+ * ENG_HOLD_DEPTH (a requester's window) they are dropped, and a sequence
+ * NAK at release asks for them again.
  */
-struct eng_hold {
-	uint32_t qp;			/* 0: slot free */
-	bool dropped;			/* newer requests dropped meanwhile */
-	int chk;			/* ICRC checkable */
-	uint64_t until;
+#define ENG_HOLD_DEPTH ENG_TX_WINDOW
+struct eng_parked {
 	size_t len;
+	int chk;			/* ICRC checkable */
 	struct roce_l3 l3;
 	uint8_t pkt[ROCE_MAX_TRANSPORT];
+};
+
+struct eng_hold {
+	uint32_t qp;			/* 0: slot free */
+	bool dropped;			/* the queue overflowed */
+	uint64_t until;			/* when its head is RNR-NAKed */
+	struct eng_parked *q;		/* ring of ENG_HOLD_DEPTH, head first */
+	uint32_t head, n;
 };
 
 struct eng {
@@ -149,6 +157,7 @@ struct eng {
 	bool frame;			/* wire=frame: MACs are real */
 	bool may_hold;			/* current packet may be held */
 	bool hold_wanted;		/* the responder asked to hold it */
+	bool rerun;			/* a held packet again: counted once */
 	struct eng_hold hold[ENG_HOLD_MAX];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
@@ -226,5 +235,8 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 /* A held request of QP i was taken or RNR-NAKed: if newer requests were
  * dropped while it waited, ask for them again (sequence NAK). */
 void eng_rx_released(struct eng *e, uint32_t i, bool dropped);
+/* Queue a packet behind QP i's held request; false if it is full. */
+bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
+		   const uint8_t *tp, size_t tlen, int chk);
 
 #endif

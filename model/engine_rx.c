@@ -686,19 +686,21 @@ void eng_rx_released(struct eng *e, uint32_t i, bool dropped)
 	q->nak_sent = true;
 }
 
-/* While QP i holds a request, newer ones are dropped (and asked for
- * again at release); duplicates are answered as usual. */
-static bool held_drop(struct eng *e, uint32_t i, const struct roce_pkt *p,
-		      const uint8_t *tp, size_t tlen)
+/* While QP i holds a request, newer ones queue up behind it (or, the
+ * queue full, are dropped and asked for again at release); duplicates
+ * are answered as usual. */
+static bool held_park(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		      const struct roce_l3 *l3, const uint8_t *tp, size_t tlen,
+		      int chk)
 {
 	struct eng_qp *q = &e->qp[i];
-	struct eng_hold *h;
 
 	if (!q->hold || psn_diff(p->psn, q->epsn) < 0)
 		return false;
-	h = &e->hold[q->hold - 1];
-	h->dropped = true;
-	eng_errbuf(e, ROCE_SYN_RQ_FULL, tp, tlen);
+	if (!eng_hold_park(e, i, l3, tp, tlen, chk)) {
+		e->hold[q->hold - 1].dropped = true;
+		eng_errbuf(e, ROCE_SYN_RQ_FULL, tp, tlen);
+	}
 	return true;
 }
 
@@ -710,7 +712,8 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	struct roce_pkt p = { 0 };
 	uint32_t flags, i;
 
-	eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
+	if (!e->rerun)
+		eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
 	if (!syndrome)
 		syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
 	/* An unsupported opcode is all that may be wrong with a packet that
@@ -747,6 +750,6 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		rx_unsupported(e, i, &p, tp, tlen);
 	else if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
 		eng_tx_response(e, i, &p);
-	else if (!held_drop(e, i, &p, tp, tlen))
+	else if (!held_park(e, i, &p, l3, tp, tlen, icrc_checkable))
 		rx_responder(e, i, &p, flags);
 }

@@ -354,12 +354,21 @@ static void test_pause_is_per_qp(void **state)
 	no_tx(h);
 }
 
-/* While a request waits, newer ones of its QP are dropped; when it is
- * taken, a sequence NAK asks for them at once (no retransmit timeout). */
-static void test_held_then_resend(void **state)
+/*
+ * While a request waits, newer ones of its QP queue up behind it and are
+ * taken in order once there is room: nothing is dropped, so nothing must
+ * be sent again (a drop costs PG332 a whole-WQE retransmission). Beyond
+ * the queue (a window of packets) they are dropped, and a sequence NAK
+ * at release asks for them at once.
+ */
+static void test_held_queue(void **state)
 {
 	struct mh *h = *state;
 	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	const uint32_t base = RQ_PSN + 2, more = 256;
+	uint32_t acked = 0, last = 0;
+	struct roce_pkt p;
+	bool nak = false;
 
 	send_only(h, 2, RQ_PSN, ROCE_RC_SEND_ONLY, 0);
 	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
@@ -368,12 +377,34 @@ static void test_held_then_resend(void **state)
 	mh_credit(h, q, 2);
 	mh_run(h);
 	want_aeth(h, ROCE_AETH_ACK, RQ_PSN);
-	want_aeth(h, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, RQ_PSN + 1);
-	no_tx(h);
-	assert_int_equal(mh_rq_pending(h, q), 1);
-	send_only(h, 2, RQ_PSN + 1, ROCE_RC_SEND_ONLY, 0);
 	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 1);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 1);	/* now a duplicate */
+	no_tx(h);
 	assert_int_equal(mh_rq_pending(h, q), 2);
+
+	/* one held, then a full queue behind it and one more */
+	for (uint32_t k = 0; k <= more; k++)
+		send_only(h, 2, base + k, ROCE_RC_SEND_ONLY, 0);
+	no_tx(h);
+	mh_credit(h, q, more + 1);
+	for (int round = 0; round < 100 && !nak; round++) {
+		mh_rq_drain(h, q);
+		mh_run(h);
+		while (mh_tx_next(h, &p)) {
+			if ((p.aeth_syndrome & 0x60) == ROCE_AETH_ACK) {
+				assert_int_equal(p.psn, base + acked);
+				acked++;
+				continue;
+			}
+			assert_int_equal(p.aeth_syndrome,
+					 ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
+			last = p.psn;
+			nak = true;
+		}
+	}
+	assert_int_equal(acked, more);			/* head + queue */
+	assert_true(nak);
+	assert_int_equal(last, base + more);		/* the dropped one */
 }
 
 /* A duplicate READ is answered only if it repeats one this QP took: a
@@ -573,8 +604,8 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_pause_is_per_qp,
 						bench_up, bench_down),
-		cmocka_unit_test_setup_teardown(test_held_then_resend,
-						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_held_queue, bench_up,
+						bench_down),
 		cmocka_unit_test_setup_teardown(test_stale_read, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_read_keeps_progress,
