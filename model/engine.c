@@ -373,7 +373,7 @@ static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
 	h->qp = i;
 	h->head = h->n = 0;
-	h->until = now + ENG_RX_HOLD_NS;
+	h->until = now + e->hold_ns;
 	h->dropped = false;
 	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
 	eng_hold_park(e, i, l3, tp, tlen, chk);
@@ -393,7 +393,7 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++) {
 		struct eng_hold *h = &e->hold[k];
 		struct eng_qp *q;
-		bool dropped;
+		bool dropped, fresh = false;
 
 		if (!h->qp)
 			continue;
@@ -408,18 +408,21 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 			struct eng_parked *pk = &h->q[h->head];
 			uint32_t epsn = q->epsn;
 
-			e->may_hold = now < h->until;
+			e->may_hold = fresh || now < h->until;
 			e->hold_wanted = false;
 			e->rerun = true;
 			eng_rx_packet(e, &pk->l3, pk->pkt, pk->len, 0, pk->chk);
 			e->rerun = false;
 			e->may_hold = false;
-			if (e->hold_wanted && h->qp)
+			if (e->hold_wanted && h->qp) {
+				if (fresh)
+					h->until = now + e->hold_ns;
 				break;
+			}
 			h->head = (h->head + 1) % ENG_HOLD_DEPTH;
 			h->n--;
 			if (q->epsn != epsn)
-				h->until = now + ENG_RX_HOLD_NS;
+				fresh = true;
 		}
 		if (h->n && h->qp) {
 			q->hold = k + 1;

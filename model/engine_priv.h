@@ -34,8 +34,14 @@
  * the 4.096 us IBTA time base. */
 #define ENG_ACK_DELAY_NS (16u * 4096u)
 /* How long a request that found its RQ full waits for space before the
- * RNR NAK, and how many QPs may have one waiting at a time. */
+ * RNR NAK, and how many QPs may have one waiting at a time. A message
+ * with a receive posted for it waits longer (software is only behind
+ * in copying it out): up to ENG_RX_DRAIN_NS, but never more than a
+ * quarter of the QP's own transport timeout, which stands in for the
+ * requester's. */
 #define ENG_RX_HOLD_NS 2000000u
+#define ENG_RX_DRAIN_NS 16000000u
+#define ENG_HOLD_MAX 4u
 #define ENG_HOLD_MAX 4u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
@@ -157,6 +163,7 @@ struct eng {
 	bool frame;			/* wire=frame: MACs are real */
 	bool may_hold;			/* current packet may be held */
 	bool hold_wanted;		/* the responder asked to hold it */
+	uint64_t hold_ns;		/* ... for this long at most */
 	bool rerun;			/* a held packet again: counted once */
 	struct eng_hold hold[ENG_HOLD_MAX];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */

@@ -93,13 +93,39 @@ static void send_rnr(struct eng *e, uint32_t i, uint32_t psn)
 		eng_qreg(e->m, i, ERNIC_STATQP) | ERNIC_STATQP_RQ_OVFL);
 }
 
-/* The RQ is full: hold the packet if the port may pause, else RNR. */
-static void rq_busy(struct eng *e, uint32_t i, uint32_t psn)
+/*
+ * How long a request of QP i may wait for RQ space: briefly when no
+ * receive was posted for it (software may be about to post one), longer
+ * when it has one and the RQ elements are merely not copied out yet;
+ * each RNR NAK costs PG332's whole-WQE retransmission, up to 8 MiB.
+ */
+static uint64_t hold_ns(struct eng *e, uint32_t i, bool has_recv)
 {
-	if (e->may_hold)
+	uint32_t t = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_TIMEOUT,
+				     eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
+	uint64_t ns = ENG_RX_DRAIN_NS, quarter;
+
+	if (!has_recv)
+		return ENG_RX_HOLD_NS;
+	if (t) {
+		quarter = (UINT64_C(4096) << (t > 31 ? 31 : t)) / 4;
+		if (quarter < ns)
+			ns = quarter;
+	}
+	return ns > ENG_RX_HOLD_NS ? ns : ENG_RX_HOLD_NS;
+}
+
+/* The RQ is full: hold the packet if the port may pause, else RNR.
+ * has_recv: a receive was posted for the message (credit taken or
+ * available). */
+static void rq_busy(struct eng *e, uint32_t i, uint32_t psn, bool has_recv)
+{
+	if (e->may_hold) {
 		e->hold_wanted = true;
-	else
+		e->hold_ns = hold_ns(e, i, has_recv);
+	} else {
 		send_rnr(e, i, psn);
+	}
 }
 
 /* ---- protection: PG332 ch.6 "Memory Registration" ---- */
@@ -239,8 +265,9 @@ static void rq_irq(struct eng *e, uint32_t i)
 	eng_irq(e, ERNIC_INT_RQ_PKT_RX);
 }
 
-/* A SEND packet into the next RQ element: 0, or EAGAIN when the RQ (or
- * the IMMQ it needs) is full, EIO when it cannot be stored. */
+/* A SEND packet into the next RQ element: 0; EAGAIN when the RQ (or
+ * the IMMQ it needs) is full, ENOENT when no receive was posted for a
+ * new message; EIO when it cannot be stored. */
 static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		   uint32_t flags)
 {
@@ -253,8 +280,9 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	rq_view(e, i, &v);
 	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth)
 		return EIO;
-	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)) ||
-	    ((flags & ROCE_POS_FIRST) && !credit_ok(e, i, &v)))
+	if ((flags & ROCE_POS_FIRST) && !credit_ok(e, i, &v))
+		return ENOENT;
+	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
 		return EAGAIN;
 	if (p->payload_len > v.bufsz)
 		return EIO;	/* cannot hold it: never accept */
@@ -532,9 +560,12 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			/* WRITE with immediate consumes a receive: no IMMQ
 			 * room is "RQ full" (RNR) before any byte lands. */
 			rq_view(e, i, &v);
-			if (!v.depth || !immq_room(e, &v, &iwp) ||
-			    !credit_ok(e, i, &v)) {
-				rq_busy(e, i, p->psn);
+			if (!v.depth || !credit_ok(e, i, &v)) {
+				rq_busy(e, i, p->psn, false);
+				return;
+			}
+			if (!immq_room(e, &v, &iwp)) {
+				rq_busy(e, i, p->psn, true);
 				return;
 			}
 			if (eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
@@ -558,8 +589,8 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	} else {
 		int rc = rx_send(e, i, p, flags);
 
-		if (rc == EAGAIN) {
-			rq_busy(e, i, p->psn);
+		if (rc == EAGAIN || rc == ENOENT) {
+			rq_busy(e, i, p->psn, rc == EAGAIN);
 			return;
 		}
 		if (rc) {

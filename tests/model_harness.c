@@ -454,6 +454,20 @@ void mh_rq_drain(struct mh *h, struct mh_qp *q)
 	   ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, q->rq_ci));
 }
 
+void mh_rq_drain_one(struct mh *h, struct mh_qp *q)
+{
+	uint32_t wp = *db_word(q, 32 + ERNIC_RQDB_WPTR);
+
+	if (wp >= q->rq_depth)
+		die("QP %u: RQ write pointer %u beyond depth %u", q->idx, wp,
+		    q->rq_depth);
+	if (q->rq_ci == wp)
+		die("QP %u: no RQ element to drain", q->idx);
+	q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+	wr(h, ERNIC_QP(q->idx, ERNIC_RQCI),
+	   ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, q->rq_ci));
+}
+
 void mh_run(struct mh *h)
 {
 	bool busy = true;

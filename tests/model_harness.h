@@ -120,6 +120,8 @@ void mh_credit(struct mh *h, struct mh_qp *q, uint32_t n);
 /* Release every RQ element and IMMQ entry the model has filled (the
  * provider's poll), through RQCIi and IMMQ_CI. */
 void mh_rq_drain(struct mh *h, struct mh_qp *q);
+/* Software copies out the oldest RQ element only. */
+void mh_rq_drain_one(struct mh *h, struct mh_qp *q);
 
 /* Run the engine until it has nothing left to do now; aborts if it is
  * still busy after a bound of passes (a livelock). */

@@ -349,8 +349,58 @@ static void test_pause_is_per_qp(void **state)
 	no_tx(h);
 	assert_int_equal(mh_rq_pending(h, b), 1);
 	assert_int_equal(mh_rq_pending(h, a), a->rq_depth - 1);
+	/* a has receives posted, its RQ merely not copied out: the long
+	 * wait (no transport timeout set: ENG_RX_DRAIN_NS) */
 	mh_advance(h, 3 * MS);
+	no_tx(h);
+	mh_advance(h, 14 * MS);
 	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN + k);		/* a's, in time */
+	no_tx(h);
+}
+
+/*
+ * How long a request waits for RQ space: a message with a receive
+ * posted for it waits up to a quarter of the QP's transport timeout
+ * (16 ms at most; each RNR NAK costs a whole-WQE retransmission), one
+ * with none gets the RNR NAK after 2 ms. Progress restarts the wait.
+ */
+static void test_hold_lengths(void **state)
+{
+	struct mh *h = *state;
+	/* timeout 12: 4.096 us << 12 = 16.8 ms, a quarter 4.2 ms */
+	struct mh_qp *a = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 12, 7, 7);
+	uint32_t k;
+
+	mh_credit(h, a, a->rq_depth + 1);
+	for (k = 0; k < a->rq_depth - 1; k++) {
+		send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);
+		want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k);
+	}
+	send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);	/* held */
+	mh_advance(h, 4 * MS);
+	no_tx(h);
+	/* software copies one out: taken, and the next waits afresh */
+	mh_rq_drain_one(h, a);
+	send_only(h, 2, RQ_PSN + k + 1, ROCE_RC_SEND_ONLY, 0);
+	mh_run(h);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k);
+	no_tx(h);
+	mh_advance(h, 4 * MS);
+	no_tx(h);
+	mh_advance(h, 1 * MS);
+	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN + k + 1);
+	no_tx(h);
+
+	/* no receive posted at all: the short wait */
+	mh_rq_drain(h, a);
+	mh_run(h);
+	send_only(h, 2, RQ_PSN + k + 1, ROCE_RC_SEND_ONLY, 0);	/* resent */
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k + 1);		/* last credit */
+	send_only(h, 2, RQ_PSN + k + 2, ROCE_RC_SEND_ONLY, 0);
+	mh_advance(h, 1 * MS);
+	no_tx(h);
+	mh_advance(h, 1500 * 1000);
+	want_aeth(h, ROCE_AETH_RNR | 1, RQ_PSN + k + 2);
 	no_tx(h);
 }
 
@@ -604,6 +654,8 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_pause_is_per_qp,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_hold_lengths, bench_up,
+						bench_down),
 		cmocka_unit_test_setup_teardown(test_held_queue, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_stale_read, bench_up,
