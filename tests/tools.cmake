@@ -23,3 +23,20 @@ add_executable(test_net ${CMAKE_CURRENT_LIST_DIR}/test_net.c)
 target_link_libraries(test_net PRIVATE ernic_common PkgConfig::CMOCKA)
 add_test(NAME net COMMAND test_net)
 set_tests_properties(net PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# libernic-preload.so hands contexts of other providers to libibverbs:
+# here a stand-in libibverbs takes them.
+add_library(preload_fake_verbs SHARED
+  ${CMAKE_CURRENT_LIST_DIR}/preload_fake_verbs.c)
+target_include_directories(preload_fake_verbs PRIVATE ${IBVERBS_INCLUDE_DIRS})
+target_link_options(preload_fake_verbs PRIVATE
+  -Wl,--version-script=${CMAKE_CURRENT_LIST_DIR}/preload_fake_verbs.map)
+set_target_properties(preload_fake_verbs PROPERTIES LIBRARY_OUTPUT_DIRECTORY
+  ${CMAKE_CURRENT_BINARY_DIR})
+add_executable(test_preload ${CMAKE_CURRENT_LIST_DIR}/test_preload.c)
+target_include_directories(test_preload PRIVATE ${IBVERBS_INCLUDE_DIRS})
+target_link_libraries(test_preload PRIVATE preload_fake_verbs
+  PkgConfig::CMOCKA ${CMAKE_DL_LIBS})
+add_test(NAME preload COMMAND test_preload)
+set_tests_properties(preload PROPERTIES
+  ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:ernic-preload>")

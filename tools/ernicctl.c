@@ -698,6 +698,12 @@ static int cmd_env(int argc, char **argv)
 	fputs(" RDMAV_DRIVERS=", stdout);
 	snprintf(buf, sizeof(buf), "%s/lib/libernic", exe);
 	put_shell_word(buf);
+	/* ibv_create_comp_channel() for ERNIC devices; whatever else the
+	 * caller preloads stays, after it. */
+	fputs(" LD_PRELOAD=", stdout);
+	snprintf(buf, sizeof(buf), "%s/lib/libernic-preload.so", exe);
+	put_shell_word(buf);
+	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"", stdout);
 	putchar('\n');
 	return 0;
 }

@@ -256,10 +256,13 @@ finish() {
 # ---- ibv_rc_pingpong ----
 
 # pingpong_case LABEL SRV CLI SIZE MTU ITERS: one exchange with -c, both
-# sides' output checked: GIDs, byte count, no "invalid data".
+# sides' output checked: GIDs, byte count, no "invalid data". The words
+# of PINGPONG_EXTRA (e.g. -e) are added on both sides.
 pingpong_case() {
 	local label="$1 size=$4 mtu=$5" sh=$2 ch=$3 size=$4 mtu=$5 iters=$6 f
 	local common=(-g 0 -c -s "$size" -m "$mtu" -n "$iters" -p @PORT@)
+	# shellcheck disable=SC2206 # option words, no spaces by construction
+	common+=(${PINGPONG_EXTRA:-})
 	local bytes=$((size * iters * 2)) h own peer
 	if ! run_pair "$label" "$sh" "$ch" \
 		-- ibv_rc_pingpong -d "${HOST_DEV[$sh]}" "${common[@]}" \
