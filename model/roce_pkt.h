@@ -16,29 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* IBTA 9.2: RC opcodes (transport 000) that ERNIC sends or receives. */
-enum roce_opcode {
-	ROCE_RC_SEND_FIRST = 0x00,
-	ROCE_RC_SEND_MIDDLE = 0x01,
-	ROCE_RC_SEND_LAST = 0x02,
-	ROCE_RC_SEND_LAST_IMM = 0x03,
-	ROCE_RC_SEND_ONLY = 0x04,
-	ROCE_RC_SEND_ONLY_IMM = 0x05,
-	ROCE_RC_WRITE_FIRST = 0x06,
-	ROCE_RC_WRITE_MIDDLE = 0x07,
-	ROCE_RC_WRITE_LAST = 0x08,
-	ROCE_RC_WRITE_LAST_IMM = 0x09,
-	ROCE_RC_WRITE_ONLY = 0x0A,
-	ROCE_RC_WRITE_ONLY_IMM = 0x0B,
-	ROCE_RC_READ_REQ = 0x0C,
-	ROCE_RC_READ_RESP_FIRST = 0x0D,
-	ROCE_RC_READ_RESP_MIDDLE = 0x0E,
-	ROCE_RC_READ_RESP_LAST = 0x0F,
-	ROCE_RC_READ_RESP_ONLY = 0x10,
-	ROCE_RC_ACK = 0x11,
-	ROCE_RC_SEND_LAST_INV = 0x16,
-	ROCE_RC_SEND_ONLY_INV = 0x17,
-};
+#include "ibta.h"
 
 /* Which headers follow the BTH, and where the opcode sits in a message. */
 enum {
@@ -51,44 +29,25 @@ enum {
 	ROCE_POS_MIDDLE = 1u << 6,
 	ROCE_POS_LAST = 1u << 7,
 	ROCE_POS_ONLY = ROCE_POS_FIRST | ROCE_POS_LAST,
+	ROCE_HDR_DETH = 1u << 8,
+	ROCE_TRANSPORT_UD = 1u << 9,	/* QP1's MADs; never an RC QP's */
 };
 
-/* Table-driven: flags of an RC opcode, 0 for opcodes ERNIC does not
- * support (UC/UD/RD, atomics, reserved). */
+/* Table-driven: flags of an opcode ERNIC handles (RC, and UD SEND_ONLY
+ * for QP1), 0 for the others (UC/RD, atomics, reserved). */
 uint32_t roce_opcode_flags(uint8_t opcode);
 /* A short name ("SEND_FIRST") for logs and tests; "?" if unknown. */
 const char *roce_opcode_name(uint8_t opcode);
 
-#define ROCE_BTH_LEN 12u
-#define ROCE_RETH_LEN 16u
-#define ROCE_AETH_LEN 4u
-#define ROCE_IMM_LEN 4u
-#define ROCE_IETH_LEN 4u
-#define ROCE_ICRC_LEN 4u
 #define ROCE_ETH_LEN 14u
 #define ROCE_IPV4_LEN 20u
 #define ROCE_IPV6_LEN 40u
 #define ROCE_UDP_LEN 8u
-#define ROCE_UDP_PORT 4791u
-#define ROCE_DEFAULT_PKEY 0xFFFFu
 /* Largest transport packet: BTH+RETH+IMM, 4096 B payload, pad, ICRC. */
 #define ROCE_MAX_TRANSPORT (ROCE_BTH_LEN + ROCE_RETH_LEN + ROCE_IMM_LEN + \
 			    4096u + 3u + ROCE_ICRC_LEN)
 #define ROCE_MAX_FRAME (ROCE_ETH_LEN + ROCE_IPV6_LEN + ROCE_UDP_LEN + \
 			ROCE_MAX_TRANSPORT)
-
-/* AETH syndrome (IBTA 9.7.5.1): [7] 0, [6:5] type, [4:0] value. */
-#define ROCE_AETH_ACK 0x00u		/* | credit count, 0x1F = invalid */
-#define ROCE_AETH_RNR 0x20u		/* | RNR timer */
-#define ROCE_AETH_NAK 0x60u		/* | NAK code below */
-enum roce_nak_code {
-	ROCE_NAK_PSN_SEQ = 0,
-	ROCE_NAK_INVALID_REQ = 1,
-	ROCE_NAK_REMOTE_ACCESS = 2,
-	ROCE_NAK_REMOTE_OP = 3,
-	ROCE_NAK_INVALID_RD_REQ = 4,
-};
-#define ROCE_AETH_CREDIT_INVALID 0x1Fu
 
 /* A transport packet, parsed or to be built (fields host order). */
 struct roce_pkt {
@@ -112,6 +71,8 @@ struct roce_pkt {
 	uint32_t imm;		/* ImmDt, as a host-order number of the wire's
 				 * big-endian bytes */
 	uint32_t ieth_rkey;
+	uint32_t deth_qkey;
+	uint32_t deth_sqpn;	/* 24 bits */
 	/* payload (without pad and ICRC) */
 	const uint8_t *payload;
 	uint32_t payload_len;
