@@ -468,6 +468,24 @@ static inline uint64_t ernic_rq_block_size(uint32_t depth, uint32_t bufsz)
 }
 
 /*
+ * QP1 carries MADs (IBTA GSI: UD SEND_ONLY, DETH, 256-byte MAD). PG332
+ * says only that QP1 sends and receives them; as Xilinx's own driver
+ * uses it, software builds every header and the IP adds the ICRC:
+ *  - a QP1 SEND WQE's LADDR/LENGTH name a whole frame in memory, from the
+ *    Ethernet header to the last MAD byte (ICRC excluded); its IP total
+ *    length and UDP length count the 4 ICRC bytes the IP appends. The IP
+ *    sends it unchanged and writes a CQE; a frame that is not a RoCEv2
+ *    UD SEND_ONLY from the device's own address gets an ERRFLAG CQE and
+ *    is not sent (QP1 stays usable).
+ *  - a valid packet for QP1 is stored whole, Ethernet header to the last
+ *    MAD byte, in the next RQ element (RQCIi frees elements as for any
+ *    QP); RXLEN holds the stored length and the BTH opcode; the RQ write
+ *    pointer doorbell, then INTSTS "incoming MAD packet". With no free
+ *    element the MAD is dropped (UD: no RNR NAK; the CM retransmits).
+ */
+#define ERNIC_QP1_BUF_SIZE 512u	/* RQ element and largest frame */
+
+/*
  * Error completions: ERRFLAG (Table 2-2) says only "QP fatal". The
  * subsystem reason is in STATQPi: NAK syndrome [22:16] holds the AETH
  * syndrome of the NAK or RNR NAK that ended the QP (0 for a timeout),

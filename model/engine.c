@@ -170,8 +170,8 @@ static void errsts_push(struct eng *e, uint32_t i, uint32_t code)
 
 /* Write one CQE (Table 2-2) and publish it: CQHEADi, then the doorbell
  * word at CQDBADDi (PG332 "Processing WQE Completions"). */
-static void cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
-		      bool err)
+void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
+		   bool err)
 {
 	const struct ernic_model *m = e->m;
 	struct eng_qp *q = &e->qp[i];
@@ -208,7 +208,7 @@ void eng_complete_head(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
 
-	cqe_write(e, i, &q->osq[q->osq_head], false);
+	eng_cqe_write(e, i, &q->osq[q->osq_head], false);
 	q->osq_head = (q->osq_head + 1) % ENG_OSQ_MAX;
 	q->osq_n--;
 	if (q->tx_cur)
@@ -249,7 +249,7 @@ void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code, uint8_t syndrome)
 	      ERNIC_FIELD_PREP(ERNIC_STATQP_NAK_SYNDROME, syndrome & 0x7F);
 	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
 	if (cqe)
-		cqe_write(e, i, &q->osq[q->osq_head], true);
+		eng_cqe_write(e, i, &q->osq[q->osq_head], true);
 	q->osq_n = 0;
 	q->tx_cur = 0;
 	q->rto_at = q->rnr_at = 0;
@@ -486,6 +486,8 @@ static uint64_t run_once(struct eng *e, bool *busy)
 	for (int w = 0; w < 4; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
+	if (qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
+		*busy = true;
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {
 		if (!qp_sync(e, i) || !enabled)
 			continue;

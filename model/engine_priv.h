@@ -117,6 +117,8 @@ struct eng_qp {
 	uint32_t ack_psn;
 	uint32_t last_psn;	/* last request taken that was not a READ */
 	uint64_t ack_at;
+	uint32_t rq_wp;		/* QP1 only: its RQ write pointer (QP1 has
+				 * no STATRQPIDB) */
 };
 
 /*
@@ -201,6 +203,10 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p);
  * ERRFLAG for the WQE at the head of its outstanding queue, if any). */
 void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code,
 		  uint8_t syndrome);
+/* Write one CQE for WQE w of QP i and publish it (CQHEADi, doorbell,
+ * interrupt). */
+void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
+		   bool err);
 /* Complete the oldest outstanding WQE of QP i (CQE, CQHEAD, doorbell). */
 void eng_complete_head(struct eng *e, uint32_t i);
 /* Keep STATQPi's SQ/OSQ empty bits and STATCURSQPTRi current. */
@@ -242,6 +248,14 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 /* A held request of QP i was taken or RNR-NAKed: if newer requests were
  * dropped while it waited, ask for them again (sequence NAK). */
 void eng_rx_released(struct eng *e, uint32_t i, bool dropped);
+/* ---- engine_qp1.c: MADs ---- */
+/* A packet addressed to QP1 (or any UD packet) that passed the header
+ * and ICRC checks; QP1 is enabled. */
+void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
+		size_t tlen, const struct roce_pkt *p);
+/* Send QP1's new WQEs; true if some remain for the next pass. */
+bool eng_qp1_pump(struct eng *e);
+
 /* Queue a packet behind QP i's held request; false if it is full. */
 bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, int chk);

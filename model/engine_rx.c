@@ -759,10 +759,18 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	}
 	flags = roce_opcode_flags(p.opcode);
 	i = p.dqpn;
+	if (i == ERNIC_QP1 || (flags & ROCE_TRANSPORT_UD)) {
+		/* MADs: UD, and only to QP1 (engine_qp1.c). */
+		if (i != ERNIC_QP1)
+			eng_errbuf(e, ROCE_SYN_BTH_QP, tp, tlen);
+		else if (!e->qp[i].en ||
+			 !(eng_qreg(m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN))
+			eng_errbuf(e, ROCE_SYN_QP_NOT_READY, tp, tlen);
+		else
+			eng_qp1_rx(e, l3, tp, tlen, &p);
+		return;
+	}
 	if (i < ERNIC_FIRST_RC_QP || i > m->c_num_qp) {
-		/* QP1 (MADs) has no consumer yet; others do not exist. */
-		if (i == ERNIC_QP1)
-			eng_count(e, ERNIC_INAMPKTCNT, 16);
 		eng_errbuf(e, ROCE_SYN_BTH_QP, tp, tlen);
 		return;
 	}

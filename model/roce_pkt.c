@@ -121,6 +121,8 @@ static const struct {
 				    PL | ROCE_HDR_IETH | ROCE_POS_LAST },
 	[ROCE_RC_SEND_ONLY_INV] = { "SEND_ONLY_INV",
 				    PL | ROCE_HDR_IETH | ROCE_POS_ONLY },
+	[ROCE_UD_SEND_ONLY] = { "UD_SEND_ONLY", PL | ROCE_HDR_DETH |
+				ROCE_POS_ONLY | ROCE_TRANSPORT_UD },
 };
 #undef PL
 
@@ -135,10 +137,12 @@ const char *roce_opcode_name(uint8_t opcode)
 	return roce_opcode_flags(opcode) ? opcodes[opcode].name : "?";
 }
 
-/* Bytes of BTH and extended headers (IBTA order: RETH, AETH, ImmDt, IETH). */
+/* Bytes of BTH and extended headers (IBTA order: DETH, RETH, AETH, ImmDt,
+ * IETH). */
 static size_t hdrs_len(uint32_t f)
 {
-	return ROCE_BTH_LEN + (f & ROCE_HDR_RETH ? ROCE_RETH_LEN : 0) +
+	return ROCE_BTH_LEN + (f & ROCE_HDR_DETH ? ROCE_DETH_LEN : 0) +
+	       (f & ROCE_HDR_RETH ? ROCE_RETH_LEN : 0) +
 	       (f & ROCE_HDR_AETH ? ROCE_AETH_LEN : 0) +
 	       (f & ROCE_HDR_IMM ? ROCE_IMM_LEN : 0) +
 	       (f & ROCE_HDR_IETH ? ROCE_IETH_LEN : 0);
@@ -304,7 +308,8 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 		return 0;
 	f = roce_opcode_flags(p->opcode);
 	if (!f || p->tver > 0xF || p->dqpn > 0xFFFFFF || p->psn > 0xFFFFFF ||
-	    p->aeth_msn > 0xFFFFFF || (p->aeth_syndrome & 0x80))
+	    p->aeth_msn > 0xFFFFFF || (p->aeth_syndrome & 0x80) ||
+	    p->deth_sqpn > 0xFFFFFF)
 		return 0;
 	if (p->payload_len && (!(f & ROCE_HDR_PAYLOAD) || !p->payload))
 		return 0;
@@ -326,6 +331,11 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 	buf[8] = (uint8_t)(p->ackreq << 7);
 	put24(buf + 9, p->psn);
 	q = buf + ROCE_BTH_LEN;
+	if (f & ROCE_HDR_DETH) {
+		put32(q, p->deth_qkey);
+		put32(q + 4, p->deth_sqpn);	/* byte 4 reserved: 0 */
+		q += ROCE_DETH_LEN;
+	}
 	if (f & ROCE_HDR_RETH) {
 		put64(q, p->reth_va);
 		put32(q + 8, p->reth_rkey);
@@ -386,6 +396,11 @@ uint32_t roce_parse(const uint8_t *tp, size_t tlen, const struct roce_l3 *l3,
 		syn |= ROCE_SYN_MALFORMED;
 	} else {
 		q = tp + ROCE_BTH_LEN;
+		if (f & ROCE_HDR_DETH) {
+			p->deth_qkey = get32(q);
+			p->deth_sqpn = get24(q + 5);
+			q += ROCE_DETH_LEN;
+		}
 		if (f & ROCE_HDR_RETH) {
 			p->reth_va = get64(q);
 			p->reth_rkey = get32(q + 8);

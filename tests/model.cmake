@@ -34,3 +34,8 @@ target_link_libraries(model_harness PUBLIC ernic_model ernic_common)
 add_executable(test_model_rx ${CMAKE_CURRENT_LIST_DIR}/test_model_rx.c)
 target_link_libraries(test_model_rx PRIVATE model_harness PkgConfig::CMOCKA)
 add_test(NAME model_rx COMMAND test_model_rx)
+
+# QP1: MADs in and out of the model, checked with the provider's codec.
+add_executable(test_model_qp1 ${CMAKE_CURRENT_LIST_DIR}/test_model_qp1.c)
+target_link_libraries(test_model_qp1 PRIVATE model_harness PkgConfig::CMOCKA)
+add_test(NAME model_qp1 COMMAND test_model_qp1)

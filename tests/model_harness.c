@@ -238,6 +238,7 @@ void mh_fini(struct mh *h)
 		buf_free(h, &h->qp[i].cq);
 		buf_free(h, &h->qp[i].rq);
 		buf_free(h, &h->qp[i].db);
+		buf_free(h, &h->qp[i].tx);
 		free(h->qp[i].sent);
 	}
 	for (uint32_t k = 0; k < h->nmr; k++)
@@ -631,4 +632,99 @@ void mh_check_canaries(struct mh *h)
 	}
 	buf_check(&h->errbuf, "error buffer");
 	buf_check(&h->ipkterrq, "error status queue");
+}
+
+/* ---- QP1 ---- */
+
+#define MH_QP1_DEPTH 8u
+
+struct mh_qp *mh_qp1_up(struct mh *h)
+{
+	struct mh_qp *q = &h->qp[ERNIC_QP1];
+	const uint32_t i = ERNIC_QP1;
+
+	if (q->up)
+		die("QP1 is up already");
+	q->idx = i;
+	q->sq_depth = q->rq_depth = MH_QP1_DEPTH;
+	buf_alloc(h, &q->sq, MH_QP1_DEPTH * ERNIC_WQE_SIZE, ERNIC_SQ_ALIGN);
+	buf_alloc(h, &q->cq, MH_QP1_DEPTH * ERNIC_CQE_SIZE, ERNIC_CQ_ALIGN);
+	buf_alloc(h, &q->rq, ernic_rq_block_size(MH_QP1_DEPTH,
+						 ERNIC_QP1_BUF_SIZE),
+		  ERNIC_RQ_ALIGN);
+	buf_alloc(h, &q->db, 128, 128);
+	/* Frames to send, one per SQ slot, in the same kind of buffer. */
+	buf_alloc(h, &q->tx, MH_QP1_DEPTH * ERNIC_QP1_BUF_SIZE, 64);
+	wr64(h, ERNIC_QP(i, ERNIC_RQBA), ERNIC_QP(i, ERNIC_RQBAMSB), q->rq.bus);
+	wr64(h, ERNIC_QP(i, ERNIC_SQBA), ERNIC_QP(i, ERNIC_SQBAMSB), q->sq.bus);
+	wr(h, ERNIC_QP(i, ERNIC_QDEPTH),
+	   ERNIC_FIELD_PREP(ERNIC_QDEPTH_SQ, MH_QP1_DEPTH) |
+		   ERNIC_FIELD_PREP(ERNIC_QDEPTH_RQ, MH_QP1_DEPTH));
+	wr64(h, ERNIC_QP(i, ERNIC_CQBA), ERNIC_QP(i, ERNIC_CQBAMSB), q->cq.bus);
+	wr64(h, ERNIC_QP(i, ERNIC_CQDBADD), ERNIC_QP(i, ERNIC_CQDBADDMSB),
+	     q->db.bus);
+	wr64(h, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
+	     ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB), q->db.bus + 32);
+	wr(h, ERNIC_QP(i, ERNIC_QPCONF),
+	   ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_HW_HANDSHAKE_DIS |
+		   ERNIC_QPCONF_CQE_WRITE_EN |
+		   ERNIC_FIELD_PREP(ERNIC_QPCONF_PMTU, ERNIC_PMTU_256) |
+		   ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE,
+				    ERNIC_QP1_BUF_SIZE / ERNIC_RQ_BUF_UNIT));
+	q->up = true;
+	mh_run(h);
+	return q;
+}
+
+uint32_t mh_qp1_send(struct mh *h, const uint8_t *frame, uint32_t len,
+		     uint8_t opcode)
+{
+	struct mh_qp *q = &h->qp[ERNIC_QP1];
+	const uint32_t slot = q->sq_pi;
+	struct ernic_wqe w = {
+		.wrid = htole16((uint16_t)slot),
+		.laddr = htole64(q->tx.bus + (uint64_t)slot * ERNIC_QP1_BUF_SIZE),
+		.length = htole32(len),
+		.opcode = opcode,
+	};
+
+	if (!q->up || len > ERNIC_QP1_BUF_SIZE)
+		die("mh_qp1_send: QP1 down or frame too long");
+	memcpy(q->tx.va + (size_t)slot * ERNIC_QP1_BUF_SIZE, frame, len);
+	memcpy(q->sq.va + (size_t)slot * ERNIC_WQE_SIZE, &w, sizeof(w));
+	q->sq_pi = (slot + 1) % q->sq_depth;
+	wr(h, ERNIC_QP(ERNIC_QP1, ERNIC_SQPI), q->sq_pi);
+	mh_run(h);
+	return slot;
+}
+
+uint32_t mh_qp1_cqe(struct mh *h, uint32_t slot)
+{
+	const struct mh_qp *q = &h->qp[ERNIC_QP1];
+	uint32_t v;
+
+	memcpy(&v, q->cq.va + (size_t)slot * ERNIC_CQE_SIZE, 4);
+	return le32toh(v);
+}
+
+uint32_t mh_qp1_recv(struct mh *h, uint8_t *frame, size_t cap)
+{
+	struct mh_qp *q = &h->qp[ERNIC_QP1];
+	uint32_t wp, len;
+
+	memcpy(&wp, q->db.va + 32, 4);
+	wp = le32toh(wp);
+	if (wp == q->rq_ci)
+		return 0;
+	memcpy(&len, q->rq.va + ernic_rxlen_off(q->rq_depth,
+						ERNIC_QP1_BUF_SIZE) +
+			     (size_t)q->rq_ci * ERNIC_RXLEN_ENTRY_SIZE, 4);
+	len = ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, le32toh(len));
+	if (len > cap || len > ERNIC_QP1_BUF_SIZE)
+		die("QP1 element %u: length %u", q->rq_ci, len);
+	memcpy(frame, q->rq.va + (size_t)q->rq_ci * ERNIC_QP1_BUF_SIZE, len);
+	q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+	wr(h, ERNIC_QP(ERNIC_QP1, ERNIC_RQCI), q->rq_ci);
+	mh_run(h);
+	return len;
 }

@@ -47,6 +47,7 @@ struct mh_qp {
 	bool up;
 	uint32_t sq_depth, rq_depth, pmtu;
 	struct mh_buf sq, cq, rq, db;	/* db: CQ doorbell +0, RQ +32 */
+	struct mh_buf tx;		/* QP1: the frames its WQEs name */
 	uint32_t sq_pi;			/* next SQ slot to post */
 	uint32_t cq_ci;			/* CQEs read so far */
 	uint32_t rq_ci, immq_ci;	/* RQ elements / IMMQ entries read */
@@ -161,6 +162,18 @@ uint32_t mh_errbuf_syndrome(struct mh *h, uint32_t k);
  * the Table 2-4 code and QP of entry k. */
 uint32_t mh_errsts_count(struct mh *h);
 uint32_t mh_errsts(struct mh *h, uint32_t k, uint32_t *qp);
+
+/* QP1 as the provider programs it (8-deep queues, RQ elements of
+ * ERNIC_QP1_BUF_SIZE), enabled. */
+struct mh_qp *mh_qp1_up(struct mh *h);
+/* Post one QP1 WQE (opcode as given) naming a copy of frame; ring SQPI,
+ * run. Returns its slot; mh_qp1_cqe(slot) is its CQE once written. */
+uint32_t mh_qp1_send(struct mh *h, const uint8_t *frame, uint32_t len,
+		     uint8_t opcode);
+uint32_t mh_qp1_cqe(struct mh *h, uint32_t slot);
+/* The oldest frame QP1 stored (copied to frame, its length returned, the
+ * element freed through RQCI), or 0 when there is none. */
+uint32_t mh_qp1_recv(struct mh *h, uint8_t *frame, size_t cap);
 
 /* Abort unless every canary around every buffer is intact. */
 void mh_check_canaries(struct mh *h);

@@ -23,6 +23,7 @@
 static const uint8_t supported[] = {
 	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 	0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x16, 0x17,
+	0x64,	/* UD SEND_ONLY: QP1's MADs */
 };
 #define NSUP (sizeof(supported) / sizeof(supported[0]))
 
@@ -80,7 +81,8 @@ static void fill_pkt(struct roce_pkt *p, uint8_t op, const uint8_t *pl,
 		.reth_rkey = 0x11223344, .reth_len = 0x55667788,
 		.aeth_syndrome = ROCE_AETH_NAK | ROCE_NAK_REMOTE_ACCESS,
 		.aeth_msn = 0x123456, .imm = 0xCAFEBABE,
-		.ieth_rkey = 0x99AABBCC,
+		.ieth_rkey = 0x99AABBCC, .deth_qkey = 0x80010000,
+		.deth_sqpn = 0x654321,
 		.payload = len ? pl : NULL, .payload_len = len,
 	};
 }
@@ -105,7 +107,10 @@ static void test_opcode_table(void **state)
 		assert_false((f & ROCE_POS_MIDDLE) &&
 			     (f & (ROCE_POS_FIRST | ROCE_POS_LAST)));
 	}
-	assert_int_equal(n, 20);
+	assert_int_equal(n, 21);
+	assert_int_equal(roce_opcode_flags(ROCE_UD_SEND_ONLY),
+			 ROCE_HDR_DETH | ROCE_HDR_PAYLOAD | ROCE_POS_ONLY |
+			 ROCE_TRANSPORT_UD);
 	assert_string_equal(roce_opcode_name(ROCE_RC_WRITE_ONLY_IMM),
 			    "WRITE_ONLY_IMM");
 	assert_int_equal(roce_opcode_flags(ROCE_RC_WRITE_ONLY_IMM),
@@ -121,7 +126,8 @@ static void test_opcode_table(void **state)
 
 static size_t hdr_len_of(uint32_t f)
 {
-	return ROCE_BTH_LEN + (f & ROCE_HDR_RETH ? 16 : 0) +
+	return ROCE_BTH_LEN + (f & ROCE_HDR_DETH ? 8 : 0) +
+	       (f & ROCE_HDR_RETH ? 16 : 0) +
 	       (f & ROCE_HDR_AETH ? 4 : 0) + (f & ROCE_HDR_IMM ? 4 : 0) +
 	       (f & ROCE_HDR_IETH ? 4 : 0);
 }
@@ -163,6 +169,9 @@ static void check_roundtrip(int family, uint8_t op, uint32_t len,
 		assert_int_equal(q.imm, 0xCAFEBABE);
 	if (f & ROCE_HDR_IETH)
 		assert_int_equal(q.ieth_rkey, 0x99AABBCC);
+	if (f & ROCE_HDR_DETH)
+		assert_true(q.deth_qkey == 0x80010000 &&
+			    q.deth_sqpn == 0x654321);
 	assert_int_equal(q.payload_len, len);
 	if (len)
 		assert_memory_equal(q.payload, pl, len);
@@ -218,7 +227,7 @@ static void test_build_rejects(void **state)
 #define REJECT(stmt) do { fill_pkt(&p, ROCE_RC_SEND_ONLY, pl, 4); stmt; \
 	assert_int_equal(roce_build(buf, sizeof(buf), &p, &l3), 0); } while (0)
 	REJECT(p.opcode = 0x12);		/* atomic ACK */
-	REJECT(p.opcode = 0x64);		/* UD SEND_ONLY */
+	REJECT(p.deth_sqpn = 0x1000000);
 	REJECT(p.opcode = 0x81);		/* CNP */
 	REJECT(p.dqpn = 0x1000000);
 	REJECT(p.psn = 0x1000000);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/* QP1 frames: build and parse (ernic_mad_frame.h). */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ernic_mad_frame.h"
+#include "ernic_net.h"
+#include "ibta.h"
+
+#define ETH_LEN 14u
+#define IPV4_LEN 20u
+#define IPV6_LEN 40u
+#define UDP_LEN 8u
+#define ETHERTYPE_IPV4 0x0800u
+#define ETHERTYPE_IPV6 0x86DDu
+#define IPPROTO_UDP_NUM 17u
+#define DEFAULT_HOPS 64u
+
+static void put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static uint32_t get16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+static uint32_t get24(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 16 | get16(p + 1);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return get16(p) << 16 | get16(p + 2);
+}
+
+static uint16_t ipv4_csum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+
+	for (unsigned int k = 0; k < IPV4_LEN; k += 2)
+		sum += get16(h + k);
+	while (sum >> 16)
+		sum = (sum & 0xFFFF) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static uint32_t l3_len(int family)
+{
+	return family == AF_INET ? IPV4_LEN : family == AF_INET6 ? IPV6_LEN : 0;
+}
+
+uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
+			       const struct ernic_mad_frame_src *src,
+			       const struct ernic_mad_peer *peer, uint32_t psn,
+			       const uint8_t *mad)
+{
+	const uint32_t ll = l3_len(src ? src->family : 0);
+	const uint32_t tlen = ROCE_BTH_LEN + ROCE_DETH_LEN + IB_MAD_SIZE;
+	const uint32_t flen = ETH_LEN + ll + UDP_LEN + tlen;
+	const uint8_t hops = peer && peer->hop_limit ? peer->hop_limit :
+						      DEFAULT_HOPS;
+	struct ernic_ip dst;
+	uint8_t *ip, *udp, *bth;
+
+	if (!ll || !buf || !peer || !mad || cap < flen)
+		return 0;
+	ernic_gid_to_ip(peer->gid, &dst);
+	if (dst.family != src->family)
+		return 0;
+	memset(buf, 0, flen);
+	memcpy(buf, peer->mac, 6);
+	memcpy(buf + 6, src->mac, 6);
+	ip = buf + ETH_LEN;
+	udp = ip + ll;
+	if (src->family == AF_INET) {
+		put16(buf + 12, ETHERTYPE_IPV4);
+		ip[0] = 0x45;
+		ip[1] = peer->traffic_class;
+		put16(ip + 2, ll + UDP_LEN + tlen + ROCE_ICRC_LEN);
+		put16(ip + 6, 0x4000);		/* DF, ID 0 */
+		ip[8] = hops;
+		ip[9] = IPPROTO_UDP_NUM;
+		memcpy(ip + 12, src->addr, 4);
+		memcpy(ip + 16, dst.addr, 4);
+		put16(ip + 10, ipv4_csum(ip));
+	} else {
+		put16(buf + 12, ETHERTYPE_IPV6);
+		put32(ip, 6u << 28 | (uint32_t)peer->traffic_class << 20);
+		put16(ip + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
+		ip[6] = IPPROTO_UDP_NUM;
+		ip[7] = hops;
+		memcpy(ip + 8, src->addr, 16);
+		memcpy(ip + 24, dst.addr, 16);
+	}
+	put16(udp, src->udp_sport);
+	put16(udp + 2, ROCE_UDP_PORT);
+	put16(udp + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
+	bth = udp + UDP_LEN;
+	bth[0] = ROCE_UD_SEND_ONLY;
+	bth[1] = 0;			/* SE 0, M 0, pad 0 (256 B), TVer 0 */
+	put16(bth + 2, peer->pkey ? peer->pkey : ROCE_DEFAULT_PKEY);
+	put32(bth + 4, peer->qpn & 0xFFFFFF);
+	put32(bth + 8, psn & 0xFFFFFF);	/* AckReq 0 */
+	put32(bth + 12, IB_QP1_QKEY);	/* DETH */
+	put32(bth + 16, IB_QP1);
+	memcpy(bth + ROCE_BTH_LEN + ROCE_DETH_LEN, mad, IB_MAD_SIZE);
+	return flen;
+}
+
+int ernic_mad_frame_parse(const uint8_t *frame, size_t len, int family,
+			  struct ernic_mad_peer *peer, uint8_t *mad)
+{
+	const uint32_t ll = l3_len(family);
+	const uint32_t tlen = ROCE_BTH_LEN + ROCE_DETH_LEN + IB_MAD_SIZE;
+	const uint8_t *ip, *udp, *bth;
+	struct ernic_ip src = { .family = family };
+
+	if (!ll || !frame || !peer || !mad ||
+	    len != ETH_LEN + ll + UDP_LEN + tlen)
+		return EINVAL;
+	ip = frame + ETH_LEN;
+	udp = ip + ll;
+	bth = udp + UDP_LEN;
+	memset(peer, 0, sizeof(*peer));
+	if (family == AF_INET) {
+		if (get16(frame + 12) != ETHERTYPE_IPV4 || ip[0] != 0x45 ||
+		    ip[9] != IPPROTO_UDP_NUM ||
+		    get16(ip + 2) != ll + UDP_LEN + tlen + ROCE_ICRC_LEN)
+			return EINVAL;
+		memcpy(src.addr, ip + 12, 4);
+		peer->traffic_class = ip[1];
+		peer->hop_limit = ip[8];
+	} else {
+		if (get16(frame + 12) != ETHERTYPE_IPV6 || ip[0] >> 4 != 6 ||
+		    ip[6] != IPPROTO_UDP_NUM ||
+		    get16(ip + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN)
+			return EINVAL;
+		memcpy(src.addr, ip + 8, 16);
+		peer->traffic_class = (uint8_t)(get32(ip) >> 20);
+		peer->hop_limit = ip[7];
+	}
+	if (get16(udp + 2) != ROCE_UDP_PORT ||
+	    get16(udp + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN ||
+	    bth[0] != ROCE_UD_SEND_ONLY || (bth[1] & 0x3F) != 0 ||
+	    get24(bth + 5) != IB_QP1 || get32(bth + 12) != IB_QP1_QKEY)
+		return EINVAL;
+	ernic_ip_to_gid(&src, peer->gid);
+	memcpy(peer->mac, frame + 6, 6);
+	peer->udp_sport = (uint16_t)get16(udp);
+	peer->pkey = (uint16_t)get16(bth + 2);
+	peer->qpn = get24(bth + 17);
+	memcpy(mad, bth + ROCE_BTH_LEN + ROCE_DETH_LEN, IB_MAD_SIZE);
+	return 0;
+}
