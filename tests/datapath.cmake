@@ -7,6 +7,7 @@
 add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
   ${CMAKE_CURRENT_LIST_DIR}/test_datapath_wire.c
   ${CMAKE_CURRENT_LIST_DIR}/test_events.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_mad.c
   ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
   ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 # The test reads the SQ ring through the provider's own QP structure.
@@ -17,7 +18,9 @@ add_test(NAME datapath COMMAND test_datapath post)
 add_test(NAME datapath_wire COMMAND test_datapath wire)
 # Completion channels, CQ arming, QP fatal async events and recovery.
 add_test(NAME events COMMAND test_datapath events)
-set_tests_properties(datapath datapath_wire events PROPERTIES
+# MADs on QP1 (ernicdv_mad_*).
+add_test(NAME mad COMMAND test_datapath mad)
+set_tests_properties(datapath datapath_wire events mad PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 
@@ -32,7 +35,7 @@ foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53"
   list(GET _on 0 _sfx)
   list(GET _on 1 _a)
   list(GET _on 2 _b)
-  foreach(_g post wire events)
+  foreach(_g post wire events mad)
     set(_n datapath_${_g}_${_sfx})
     add_test(NAME ${_n} COMMAND test_datapath ${_g})
     set_tests_properties(${_n} PROPERTIES

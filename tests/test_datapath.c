@@ -602,6 +602,8 @@ int main(int argc, char **argv)
 		return dp_run_wire();
 	if (argc > 1 && !strcmp(argv[1], "events"))
 		return dp_run_events();
+	if (argc > 1 && !strcmp(argv[1], "mad"))
+		return dp_run_mad();
 	return cmocka_run_group_tests_name("datapath", post, dp_group_setup,
 					   dp_group_teardown);
 }

@@ -31,7 +31,8 @@
 #define ERNIC_RQ_RING_MAX 4096u
 #define ERNIC_MAX_WR_LEN (1u << 31)	/* IBTA message size limit */
 #define ERNIC_QP1_DEPTH 32u
-#define ERNIC_QP1_RQ_ELEM_SIZE 256u	/* a MAD is 256 bytes */
+/* How long a peer's MAC may take to resolve (modify_qp, MADs). */
+#define ERNIC_NEIGH_TIMEOUT_MS 1000
 /* Doorbell pool, per QP: the IP's CQ and RQ doorbells in one 64-byte
  * line, the RQ block's software word (IMMQ_CI) in the next. */
 #define ERNIC_DB_STRIDE 128u
@@ -58,6 +59,7 @@ struct ernic_dev {
 	struct ernic_access *acc;
 	struct ernic_dma errbuf, ipkterrq, resperr, datbuf, dbpool;
 	struct ernic_dma qp1_sq, qp1_cq, qp1_rq;
+	struct ernic_mad *mad;		/* QP1's MADs (ernic_mad.c) */
 	uint8_t qp_used[ERNIC_C_NUM_QP_MAX + 1];
 	uint32_t pd_next;
 	uint32_t npd, ncq;			/* of max_pd, max_cq */
@@ -426,6 +428,12 @@ void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 /* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		       const struct ibv_qp_attr *attr);
+
+/* ernic_mad.c: QP1, MADs for the connection manager */
+int ernic_mad_start(struct ernic_dev *dev, char *err, size_t errlen);
+void ernic_mad_stop(struct ernic_dev *dev);
+/* Interrupt thread, INTSTS "incoming MAD": hand new MADs to agents. */
+void ernic_mad_service(struct ernic_dev *dev);
 
 /* ernic_event.c: interrupts, CQ and async events, completion channels */
 int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen);

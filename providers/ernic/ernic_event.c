@@ -196,6 +196,8 @@ static void ev_service(struct ernic_dev *dev)
 	if (sts & ERNIC_INT_FATAL)
 		fatal_scan(dev);
 	pthread_mutex_unlock(&dev->ev_lock);
+	if (sts & ERNIC_INT_MAD_RX)
+		ernic_mad_service(dev);
 }
 
 void ernic_events_ctx(struct ernic_dev *dev, struct ernic_context *ctx,

@@ -43,6 +43,7 @@ void ernic_dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
 
 static void free_all(struct ernic_dev *dev)
 {
+	ernic_mad_stop(dev);
 	ernic_dma_put(dev, &dev->qp1_rq);
 	ernic_dma_put(dev, &dev->qp1_cq);
 	ernic_dma_put(dev, &dev->qp1_sq);
@@ -132,7 +133,8 @@ static int global_config(struct ernic_dev *dev, char *err, size_t errlen)
 	 * stay masked in QPCONF until a CQ is armed. */
 	ernic_wr(acc, ERNIC_INTEN,
 		 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX |
-			 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL);
+			 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL |
+			 ERNIC_INT_MAD_RX);
 
 	/* Doorbell pool the IP writes CQ heads and RQ write pointers into. */
 	ret = dma_get(dev, &dev->dbpool, (size_t)c->c_num_qp * ERNIC_DB_STRIDE,
@@ -160,7 +162,8 @@ static int qp1_create(struct ernic_dev *dev, char *err, size_t errlen)
 	const uint32_t d = ERNIC_QP1_DEPTH;
 	int ret;
 
-	ret = dma_get(dev, &dev->qp1_rq, d * ERNIC_QP1_RQ_ELEM_SIZE,
+	ret = dma_get(dev, &dev->qp1_rq,
+		      ernic_rq_block_size(d, ERNIC_QP1_BUF_SIZE),
 		      ERNIC_RQ_ALIGN, "QP1 receive queue", err, errlen);
 	if (!ret)
 		ret = dma_get(dev, &dev->qp1_sq, d * ERNIC_WQE_SIZE,
@@ -196,10 +199,10 @@ static int qp1_create(struct ernic_dev *dev, char *err, size_t errlen)
 			 (dev->conf.family == AF_INET6 ? ERNIC_QPCONF_IPV6 : 0) |
 			 ERNIC_FIELD_PREP(ERNIC_QPCONF_PMTU, ERNIC_PMTU_256) |
 			 ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE,
-					  ERNIC_QP1_RQ_ELEM_SIZE /
+					  ERNIC_QP1_BUF_SIZE /
 						  ERNIC_RQ_BUF_UNIT));
 	dev->qp_used[ERNIC_QP1] = 1;
-	return 0;
+	return ernic_mad_start(dev, err, errlen);
 }
 
 int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)

@@ -16,7 +16,6 @@
 /* IBTA opcode RC SEND_ONLY: "previous message complete" for LSTRQREQ. */
 #define ERNIC_IB_OPC_RC_SEND_ONLY 0x04
 #define ERNIC_DEFAULT_TTL 64
-#define ERNIC_NEIGH_TIMEOUT_MS 1000
 
 #define Q(x) IBV_QP_##x
 struct qp_trans {

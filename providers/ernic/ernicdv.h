@@ -71,6 +71,40 @@ enum ernicdv_sync_dir {
 int ernicdv_sync_mr(struct ibv_mr *mr, void *addr, size_t len,
 		    enum ernicdv_sync_dir dir);
 
+/*
+ * MADs on QP1, for a connection manager (docs/cm.md). QP1 belongs to the
+ * device: an agent registers for one management class (one agent per
+ * class and device: EBUSY) and receives that class's MADs, each with its
+ * sender, from a socket it can poll (ernicdv_mad_agent_fd, POLLIN).
+ * MADs are 256 bytes, sent as RoCEv2 UD SEND_ONLY with the GSI Q_Key.
+ */
+struct ernicdv_mad_addr {
+	uint64_t comp_mask;	/* 0 */
+	uint8_t gid[16];	/* the peer: ::ffff:a.b.c.d or IPv6 */
+	uint8_t mac[6];		/* its MAC; all zero: looked up on send */
+	uint16_t udp_sport;	/* received: the sender's UDP source port */
+	uint32_t qpn;		/* send: destination QP (1); received: the
+				 * sender's QP (DETH) */
+	uint16_t pkey;		/* BTH P_Key; 0 on send: 0xFFFF */
+	uint8_t hop_limit;	/* 0 on send: 64 */
+	uint8_t traffic_class;
+};
+struct ernicdv_mad_agent;
+
+/* NULL with errno EINVAL (not an ERNIC context), EBUSY, ENODEV. */
+struct ernicdv_mad_agent *ernicdv_mad_agent_create(struct ibv_context *context,
+						   uint8_t mgmt_class);
+int ernicdv_mad_agent_destroy(struct ernicdv_mad_agent *agent);
+int ernicdv_mad_agent_fd(struct ernicdv_mad_agent *agent);
+/* Queue one MAD (len 256) to `to`. 0, EAGAIN (QP1's send queue is full:
+ * retry), EINVAL, EHOSTUNREACH (no MAC for the peer), EIO (device gone). */
+int ernicdv_mad_send(struct ernicdv_mad_agent *agent,
+		     const struct ernicdv_mad_addr *to, const void *mad,
+		     size_t len);
+/* Take the next MAD without blocking: 0, or EAGAIN when none is queued. */
+int ernicdv_mad_recv(struct ernicdv_mad_agent *agent,
+		     struct ernicdv_mad_addr *from, void *mad, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

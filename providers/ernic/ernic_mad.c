@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * QP1: management datagrams for the connection manager (ernicdv_mad_*).
+ *
+ * QP1 belongs to the device, not to a context: one SQ, RQ and CQ made at
+ * device start (ernic_global.c), shared by every context of the process.
+ * Software builds each outgoing frame whole (ernic_hw.h, "QP1 carries
+ * MADs") in one of ERNIC_QP1_DEPTH frame buffers and reads each incoming
+ * frame whole from the RQ. Incoming MADs go to the agent registered for
+ * their management class (one per class and device); the agent reads
+ * them from a socket, so it can poll. A later step that shares one
+ * device between processes moves this table into whoever owns QP1 and
+ * keeps the same routing (docs/cm.md).
+ *
+ * Locking: mad->lock guards the rings and the agent table; it is a leaf
+ * (nothing else is taken under it). The interrupt thread calls
+ * ernic_mad_service(); senders call ernicdv_mad_send().
+ */
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ernic.h"
+#include "ernicdv.h"
+#include "ernic_mad_frame.h"
+#include "ernic_net.h"
+#include "ibta.h"
+
+#define MAD_CLASSES 256
+
+struct ernicdv_mad_agent {
+	struct ernic_dev *dev;
+	struct ibv_context *context;
+	uint8_t mgmt_class;
+	int sv[2];		/* [0] the agent's (fd), [1] ours */
+};
+
+/* One received MAD as the agent's socket carries it. */
+struct mad_rec {
+	struct ernicdv_mad_addr from;
+	uint8_t mad[IB_MAD_SIZE];
+};
+
+struct ernic_mad {
+	pthread_mutex_t lock;
+	struct ernic_dma tx;		/* ERNIC_QP1_DEPTH frame buffers */
+	uint32_t sq_pi;			/* next SQ slot to write */
+	uint32_t sq_ci;			/* next SQ slot to complete */
+	uint32_t rq_ci;			/* next RQ element to read */
+	uint32_t psn;
+	struct ernicdv_mad_agent *agents[MAD_CLASSES];
+	uint64_t rx_bad, rx_unclaimed, rx_overrun, tx_err;
+};
+
+int ernic_mad_start(struct ernic_dev *dev, char *err, size_t errlen)
+{
+	struct ernic_mad *mad = calloc(1, sizeof(*mad));
+	int ret;
+
+	if (!mad) {
+		snprintf(err, errlen, "out of memory for QP1");
+		return ENOMEM;
+	}
+	ret = dev->acc->ops->dma_alloc(dev->acc,
+				       (size_t)ERNIC_QP1_DEPTH *
+					       ERNIC_QP1_BUF_SIZE,
+				       64, &mad->tx);
+	if (ret) {
+		snprintf(err, errlen, "cannot allocate QP1 frame buffers: %s",
+			 strerror(ret));
+		free(mad);
+		return ret;
+	}
+	pthread_mutex_init(&mad->lock, NULL);
+	dev->mad = mad;
+	return 0;
+}
+
+void ernic_mad_stop(struct ernic_dev *dev)
+{
+	struct ernic_mad *mad = dev->mad;
+
+	if (!mad)
+		return;
+	for (int c = 0; c < MAD_CLASSES; c++)
+		if (mad->agents[c])
+			mad->agents[c]->dev = NULL;	/* orphaned: EIO */
+	if (mad->tx.va)
+		dev->acc->ops->dma_free(dev->acc, &mad->tx);
+	pthread_mutex_destroy(&mad->lock);
+	free(mad);
+	dev->mad = NULL;
+}
+
+/* ---- receive (interrupt thread) ---- */
+
+static void rx_one(struct ernic_dev *dev, struct ernic_mad *mad,
+		   const uint8_t *frame, uint32_t len)
+{
+	struct mad_rec rec = { 0 };
+	struct ernicdv_mad_agent *a;
+	struct ernic_mad_peer peer;
+
+	if (ernic_mad_frame_parse(frame, len, dev->conf.family, &peer,
+				  rec.mad)) {
+		mad->rx_bad++;
+		return;
+	}
+	memcpy(rec.from.gid, peer.gid, 16);
+	memcpy(rec.from.mac, peer.mac, 6);
+	rec.from.udp_sport = peer.udp_sport;
+	rec.from.qpn = peer.qpn;
+	rec.from.pkey = peer.pkey;
+	rec.from.hop_limit = peer.hop_limit;
+	rec.from.traffic_class = peer.traffic_class;
+	a = mad->agents[rec.mad[1]];	/* MgmtClass */
+	if (!a) {
+		mad->rx_unclaimed++;
+		return;
+	}
+	if (send(a->sv[1], &rec, sizeof(rec), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(rec))
+		mad->rx_overrun++;	/* the agent is behind: a MAD lost,
+					 * which its sender retransmits */
+}
+
+void ernic_mad_service(struct ernic_dev *dev)
+{
+	struct ernic_mad *mad = dev->mad;
+	struct ernic_access *acc = dev->acc;
+	const uint32_t d = ERNIC_QP1_DEPTH, bs = ERNIC_QP1_BUF_SIZE;
+	const uint8_t *rq = dev->qp1_rq.va;
+	const uint32_t *rxlen = (const void *)(rq + ernic_rxlen_off(d, bs));
+	uint32_t wp;
+
+	if (!mad)
+		return;
+	pthread_mutex_lock(&mad->lock);
+	wp = ernic_db_load(acc, ernic_rq_db_va(dev, ERNIC_QP1) +
+					ERNIC_RQDB_WPTR / 4);
+	if (wp >= d) {
+		ernic_log("QP1 RQ write pointer %u beyond its %u elements", wp,
+			  d);
+		pthread_mutex_unlock(&mad->lock);
+		return;
+	}
+	if (wp == mad->rq_ci) {
+		pthread_mutex_unlock(&mad->lock);
+		return;
+	}
+	while (mad->rq_ci != wp) {
+		const uint8_t *el = rq + (size_t)mad->rq_ci * bs;
+		uint32_t v;
+
+		ernic_dma_sync(acc, &rxlen[mad->rq_ci], 4,
+			       ERNIC_DMA_FROM_DEVICE);
+		v = le32toh(rxlen[mad->rq_ci]);
+		ernic_dma_sync(acc, el, bs, ERNIC_DMA_FROM_DEVICE);
+		if (ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, v) > bs)
+			mad->rx_bad++;
+		else
+			rx_one(dev, mad, el, ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, v));
+		mad->rq_ci = (mad->rq_ci + 1) % d;
+	}
+	/* The elements are free again. */
+	ernic_wr(acc, ERNIC_QP(ERNIC_QP1, ERNIC_RQCI), mad->rq_ci);
+	pthread_mutex_unlock(&mad->lock);
+}
+
+/* ---- send ---- */
+
+/* Retire completed sends (the CQ doorbell word says how far the IP got).
+ * Caller holds mad->lock. */
+static void tx_reap(struct ernic_dev *dev, struct ernic_mad *mad)
+{
+	const uint32_t d = ERNIC_QP1_DEPTH;
+	const uint32_t *cq = dev->qp1_cq.va;
+	uint32_t head = ernic_db_load(dev->acc, ernic_cq_db_va(dev, ERNIC_QP1));
+
+	if (head >= d)
+		return;
+	while (mad->sq_ci != head) {
+		uint32_t cqe;
+
+		ernic_dma_sync(dev->acc, &cq[mad->sq_ci], 4,
+			       ERNIC_DMA_FROM_DEVICE);
+		cqe = le32toh(cq[mad->sq_ci]);
+		if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe))
+			mad->tx_err++;
+		mad->sq_ci = (mad->sq_ci + 1) % d;
+	}
+}
+
+int ernicdv_mad_send(struct ernicdv_mad_agent *a,
+		     const struct ernicdv_mad_addr *to, const void *mad_buf,
+		     size_t len)
+{
+	struct ernic_dev *dev;
+	struct ernic_mad *mad;
+	struct ernic_mad_frame_src src;
+	struct ernic_mad_peer dst = { 0 };
+	struct ernic_wqe *wqe;
+	uint8_t *frame;
+	uint32_t flen, slot;
+	char err[256];
+	int ret;
+
+	if (!a || !to || !mad_buf || len != IB_MAD_SIZE || to->comp_mask)
+		return EINVAL;
+	dev = a->dev;
+	if (!dev || !(mad = dev->mad))
+		return EIO;
+	memcpy(dst.gid, to->gid, 16);
+	memcpy(dst.mac, to->mac, 6);
+	dst.qpn = to->qpn;
+	dst.pkey = to->pkey;
+	dst.hop_limit = to->hop_limit;
+	dst.traffic_class = to->traffic_class;
+	/* The kernel finds the MAC itself only for the model's UDP wire. */
+	if (!memcmp(dst.mac, "\0\0\0\0\0\0", 6) &&
+	    !(dev->conf.backend == ERNIC_BACKEND_SW &&
+	      dev->conf.wire == ERNIC_WIRE_UDP)) {
+		struct ernic_ip s = { .family = dev->conf.family }, t;
+
+		memcpy(s.addr, dev->conf.addr, sizeof(s.addr));
+		ernic_gid_to_ip(dst.gid, &t);
+		ret = ernic_net_resolve_mac(&s, &t, dst.mac,
+					    ERNIC_NEIGH_TIMEOUT_MS, err,
+					    sizeof(err));
+		if (ret) {
+			ernic_log("%s: MAD: %s", dev->vdev.device.name, err);
+			return ret;
+		}
+	}
+	src.family = dev->conf.family;
+	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));
+	memcpy(src.mac, dev->conf.mac, 6);
+	src.udp_sport = dev->conf.udp_sport;
+
+	pthread_mutex_lock(&mad->lock);
+	tx_reap(dev, mad);
+	if ((mad->sq_pi + 1) % ERNIC_QP1_DEPTH == mad->sq_ci) {
+		pthread_mutex_unlock(&mad->lock);
+		return EAGAIN;	/* QP1's SQ is full: try again shortly */
+	}
+	slot = mad->sq_pi;
+	frame = (uint8_t *)mad->tx.va + (size_t)slot * ERNIC_QP1_BUF_SIZE;
+	flen = ernic_mad_frame_build(frame, ERNIC_QP1_BUF_SIZE, &src, &dst,
+				     mad->psn, mad_buf);
+	if (!flen) {
+		pthread_mutex_unlock(&mad->lock);
+		return EINVAL;	/* a family other than the device's */
+	}
+	mad->psn = (mad->psn + 1) & ERNIC_PSN_MASK;
+	ernic_dma_sync(dev->acc, frame, flen, ERNIC_DMA_TO_DEVICE);
+	wqe = (struct ernic_wqe *)dev->qp1_sq.va + slot;
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wrid = htole16((uint16_t)slot);
+	wqe->laddr = htole64(mad->tx.bus + (uint64_t)slot * ERNIC_QP1_BUF_SIZE);
+	wqe->length = htole32(flen);
+	wqe->opcode = ERNIC_OP_SEND;
+	ernic_dma_sync(dev->acc, wqe, sizeof(*wqe), ERNIC_DMA_TO_DEVICE);
+	mad->sq_pi = (slot + 1) % ERNIC_QP1_DEPTH;
+	atomic_thread_fence(memory_order_release);
+	ernic_wr(dev->acc, ERNIC_QP(ERNIC_QP1, ERNIC_SQPI), mad->sq_pi);
+	pthread_mutex_unlock(&mad->lock);
+	return 0;
+}
+
+/* ---- agents ---- */
+
+struct ernicdv_mad_agent *ernicdv_mad_agent_create(struct ibv_context *context,
+						   uint8_t mgmt_class)
+{
+	struct ernicdv_mad_agent *a;
+	struct ernic_mad *mad;
+	struct ernic_dev *dev;
+
+	if (!context || !ernicdv_is_ernic_device(context->device)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = ctx_dev(context);
+	mad = dev->mad;
+	if (!mad) {
+		errno = ENODEV;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, a->sv)) {
+		free(a);
+		return NULL;
+	}
+	/* Ours never blocks the interrupt thread; theirs is as they set. */
+	fcntl(a->sv[1], F_SETFL, O_NONBLOCK);
+	a->dev = dev;
+	a->context = context;
+	a->mgmt_class = mgmt_class;
+	pthread_mutex_lock(&mad->lock);
+	if (mad->agents[mgmt_class]) {
+		pthread_mutex_unlock(&mad->lock);
+		close(a->sv[0]);
+		close(a->sv[1]);
+		free(a);
+		errno = EBUSY;	/* one agent per class and device */
+		return NULL;
+	}
+	mad->agents[mgmt_class] = a;
+	pthread_mutex_unlock(&mad->lock);
+	return a;
+}
+
+int ernicdv_mad_agent_fd(struct ernicdv_mad_agent *a)
+{
+	return a ? a->sv[0] : -1;
+}
+
+int ernicdv_mad_recv(struct ernicdv_mad_agent *a, struct ernicdv_mad_addr *from,
+		     void *mad_buf, size_t len)
+{
+	struct mad_rec rec;
+	ssize_t n;
+
+	if (!a || !from || !mad_buf || len < IB_MAD_SIZE)
+		return EINVAL;
+	n = recv(a->sv[0], &rec, sizeof(rec), MSG_DONTWAIT);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? EAGAIN : errno;
+	if (n != (ssize_t)sizeof(rec))
+		return EIO;
+	*from = rec.from;
+	memcpy(mad_buf, rec.mad, IB_MAD_SIZE);
+	return 0;
+}
+
+int ernicdv_mad_agent_destroy(struct ernicdv_mad_agent *a)
+{
+	struct ernic_dev *dev;
+
+	if (!a)
+		return EINVAL;
+	dev = a->dev;
+	if (dev && dev->mad) {
+		pthread_mutex_lock(&dev->mad->lock);
+		if (dev->mad->agents[a->mgmt_class] == a)
+			dev->mad->agents[a->mgmt_class] = NULL;
+		pthread_mutex_unlock(&dev->mad->lock);
+	}
+	close(a->sv[0]);
+	close(a->sv[1]);
+	free(a);
+	return 0;
+}
