@@ -204,6 +204,7 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	struct ernic_mad *mad;
 	struct ernic_mad_frame_src src;
 	struct ernic_mad_peer dst = { 0 };
+	struct ernic_ip peer_ip;
 	struct ernic_wqe *wqe;
 	uint8_t *frame;
 	uint32_t flen, slot;
@@ -215,6 +216,9 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	dev = a->dev;
 	if (!dev || !(mad = dev->mad))
 		return EIO;
+	ernic_gid_to_ip(to->gid, &peer_ip);
+	if (peer_ip.family != dev->conf.family)
+		return EINVAL;	/* the device speaks one IP version */
 	memcpy(dst.gid, to->gid, 16);
 	memcpy(dst.mac, to->mac, 6);
 	dst.qpn = to->qpn;
@@ -225,11 +229,10 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	if (!memcmp(dst.mac, "\0\0\0\0\0\0", 6) &&
 	    !(dev->conf.backend == ERNIC_BACKEND_SW &&
 	      dev->conf.wire == ERNIC_WIRE_UDP)) {
-		struct ernic_ip s = { .family = dev->conf.family }, t;
+		struct ernic_ip s = { .family = dev->conf.family };
 
 		memcpy(s.addr, dev->conf.addr, sizeof(s.addr));
-		ernic_gid_to_ip(dst.gid, &t);
-		ret = ernic_net_resolve_mac(&s, &t, dst.mac,
+		ret = ernic_net_resolve_mac(&s, &peer_ip, dst.mac,
 					    ERNIC_NEIGH_TIMEOUT_MS, err,
 					    sizeof(err));
 		if (ret) {
