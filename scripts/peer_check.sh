@@ -277,7 +277,7 @@ tap_drops() { cat "/sys/class/net/$TAP/statistics/tx_dropped"; }
 # (The helpers below print nothing, successfully, when there is no match.)
 # shellcheck disable=SC2016 # sed's $ is the last line
 pass_counts() {
-	sed -nE '/^ernic_check: PASS seed=/h; ${x; s/ (bytes_verified|rnr_waits|elapsed)=[^ ]*//g; p}' "$1"
+	sed -nE '/^ernic_check: PASS seed=/h; ${x; s/ (bytes_verified|rnr_waits|elapsed|invalid_rx|inline)=[^ ]*//g; p}' "$1"
 }
 # shellcheck disable=SC2016
 field() { # FILE KEY: KEY=value of the last PASS/FAIL line
