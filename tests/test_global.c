@@ -40,7 +40,8 @@ static void test_global_config_ipv4(void **state)
 	/* Interrupts the provider services. */
 	assert_int_equal(tu_rd(ctx, ERNIC_INTEN),
 			 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX |
-				 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL);
+				 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL |
+				 ERNIC_INT_MAD_RX);
 	/* lo has the all-zero MAC. */
 	assert_int_equal(tu_rd(ctx, ERNIC_MACXADDLSB), 0);
 	assert_int_equal(tu_rd(ctx, ERNIC_MACXADDMSB), 0);
@@ -90,7 +91,9 @@ static void check_qp1(struct ibv_context *ctx, bool v6)
 			 ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_HW_HANDSHAKE_DIS |
 				 ERNIC_QPCONF_CQE_WRITE_EN |
 				 (v6 ? ERNIC_QPCONF_IPV6 : 0) |
-				 ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE, 1));
+				 ERNIC_FIELD_PREP(ERNIC_QPCONF_RQ_BUF_SIZE,
+						  ERNIC_QP1_BUF_SIZE /
+							  ERNIC_RQ_BUF_UNIT));
 	/* QP1 has neither PSN nor PD registers (Table 2-7): they read 0. */
 	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_SQPSN)), 0);
 	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_PD)), 0);

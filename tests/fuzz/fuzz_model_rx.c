@@ -60,6 +60,7 @@ static void setup(struct bench *b)
 	b->local = mh_mr(&b->h, 65536, ERNIC_ACCESS_READ_WRITE, false, 0x33);
 	b->q[0] = mh_qp_up(&b->h, 2, 1024, SQ_PSN, RQ_PSN, 10, 3, 3);
 	b->q[1] = mh_qp_up(&b->h, 3, 256, SQ_PSN, RQ_PSN, 10, 3, 7);
+	mh_qp1_up(&b->h);
 	mh_credit(&b->h, b->q[0], 4);
 	mh_credit(&b->h, b->q[1], 4);
 	/* requests in flight, so that responses matter */
@@ -124,6 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct bench b;
+	static uint8_t qp1buf[ERNIC_QP1_BUF_SIZE];
 	uint32_t cqe[MH_SQ_DEPTH];
 	size_t at = 0;
 
@@ -153,10 +155,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			post_wqe(&b, d, n);
 			break;
 		case 5:
+			if (n && (d[0] & 0x80)) {
+				/* a QP1 frame of software's making */
+				mh_qp1_send(&b.h, d + 1,
+					    (uint32_t)(n - 1 < ERNIC_QP1_BUF_SIZE ?
+						       n - 1 : ERNIC_QP1_BUF_SIZE),
+					    d[0] & 0x0F);
+				break;
+			}
 			for (int k = 0; k < 2; k++) {
 				mh_credit(&b.h, b.q[k], n ? d[0] % 8 : 1);
 				mh_rq_drain(&b.h, b.q[k]);
 			}
+			while (mh_qp1_recv(&b.h, qp1buf, sizeof(qp1buf)))
+				;
 			mh_run(&b.h);
 			break;
 		case 6:
@@ -164,7 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				mh_cqes(&b.h, b.q[k], cqe, MH_SQ_DEPTH);
 			break;
 		default:
-			peer_packet(&b, d, n, true, 1, 3);
+			/* to QP 3, or to QP1 (MADs) */
+			peer_packet(&b, d, n, true, 1, n & 1 ? IB_QP1 : 3);
 			break;
 		}
 	}
