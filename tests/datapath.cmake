@@ -30,17 +30,18 @@ set_tests_properties(datapath datapath_wire events mad PROPERTIES
 # the provider's cache maintenance is all that moves bytes between the
 # CPU's view and the IP's. DP_A / DP_B ("DEVICE ADDR") run any group on
 # other devices by hand.
-foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53"
-            "noncoherent;ernicn0 127.0.0.62;ernicn1 127.0.0.63")
+foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53;DP_VFPGA=1"
+            "noncoherent;ernicn0 127.0.0.62;ernicn1 127.0.0.63;DP_NONCOHERENT=1")
   list(GET _on 0 _sfx)
   list(GET _on 1 _a)
   list(GET _on 2 _b)
+  list(GET _on 3 _x)
   foreach(_g post wire events mad)
     set(_n datapath_${_g}_${_sfx})
     add_test(NAME ${_n} COMMAND test_datapath ${_g})
     set_tests_properties(${_n} PROPERTIES
       FIXTURES_REQUIRED ernicdevs
-      ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=${_a};DP_B=${_b}"
+      ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=${_a};DP_B=${_b};${_x}"
       SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
   endforeach()
 endforeach()

@@ -225,7 +225,6 @@ struct ernic_qp {
 	/* Events, under dev->ev_lock. */
 	uint32_t fatal_code;		/* last Table 2-4 code, 0 if none */
 	uint32_t async_sent;
-	uint32_t sol_scan;		/* next RQ element to check for SE */
 };
 
 static inline struct ernic_context *to_ectx(struct ibv_context *c)
@@ -462,9 +461,11 @@ void ernic_events_port(struct ernic_dev *dev, enum ibv_event_type type);
 int ernic_port_watch_open(struct ernic_dev *dev);
 void ernic_port_changed(struct ernic_dev *dev, int fd);
 
-/* ernic_recv.c: did a solicited SEND end in an RQ element the interrupt
- * handler has not looked at yet (qp->sol_scan)? Caller holds ev_lock. */
-bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp);
+/* ernic_recv.c, interrupt thread: drain the packets of a message still
+ * arriving, then say whether a completion waits for poll_cq and whether
+ * a waiting message is solicited. Caller holds ev_lock. */
+bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
+		      bool *solicited);
 
 /* Provider log: stderr, only when ERNIC_DEBUG is set or for errors. */
 void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -102,8 +102,11 @@ static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 			if (!qp)
 				continue;
 			if (recv) {
-				cq_fire(to_ecq(qp->vqp.qp.recv_cq),
-					ernic_rq_solicited(dev, qp));
+				bool sol;
+
+				if (ernic_rq_service(dev, qp, &sol))
+					cq_fire(to_ecq(qp->vqp.qp.recv_cq),
+						sol);
 				continue;
 			}
 			/* READs held back for max_rd_atomic go once those

@@ -346,7 +346,6 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		ernic_qp_hw_reset(dev, qp->idx);
 		memset(&m, 0, sizeof(m));
 		pthread_mutex_lock(&dev->ev_lock);
-		qp->sol_scan = 0;
 		qp->fatal_code = 0;
 		pthread_mutex_unlock(&dev->ev_lock);
 	}

@@ -312,6 +312,90 @@ static bool rx_write_imm(const struct rx_view *v, struct ernic_qp *qp,
 }
 
 /*
+ * The interrupt thread's share of the receive side, after an RQ
+ * interrupt. First it copies the packets of a message that has not
+ * ended yet into its receive request and gives their elements back, so
+ * that a long message drains while the application sleeps in
+ * ibv_get_cq_event() until it completes. A message's last packet,
+ * anything irregular, and a WRITE with immediate that is due first are
+ * left to poll_cq, which completes requests. Then it says whether a
+ * completion is waiting for poll_cq (the head element ends a message or
+ * is something poll_cq reports as an error, or a WRITE with immediate is
+ * queued), and in *solicited whether a waiting message asked for a
+ * solicited event (IBTA: SE on its last packet). Waking the application
+ * for a packet that only starts or continues a message would have it
+ * poll an empty CQ, and programs that poll once per event (perftest's
+ * latency tests) lose step.
+ *
+ * This looks at the queue as it is, not at what arrived since the last
+ * interrupt: one interrupt may stand for many packets, and a queue the
+ * IP refilled after the drain gave elements back must not look empty.
+ * It waits for a poll_cq in progress, which may have read the write
+ * pointer before these packets came. Caller holds ev_lock (so qp lives);
+ * nobody takes ev_lock under rq_lock.
+ */
+bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
+		      bool *solicited)
+{
+	struct rx_view v;
+	uint32_t start, wp, iwp;
+	bool waiting = false;
+	struct ibv_wc wc;
+
+	*solicited = false;
+	pthread_mutex_lock(&qp->rq_lock);
+	start = qp->rq_ci;
+	rx_view_init(dev, qp, &v);
+	wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
+	iwp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
+	if (wp >= v.depth || iwp >= v.depth || atomic_load(&qp->err) ||
+	    (wp + v.depth - qp->rq_ci) % v.depth > qp->rq_grant - qp->rq_done) {
+		/* poll_cq reports what is wrong */
+		pthread_mutex_unlock(&qp->rq_lock);
+		return true;
+	}
+	while (qp->rq_ci != wp && qp->rwqe_ci != qp->rwqe_pi) {
+		uint32_t rx, opc;
+		struct immq_ev ev;
+
+		ernic_dma_sync(v.acc, &v.rxlen[qp->rq_ci],
+			       ERNIC_RXLEN_ENTRY_SIZE, ERNIC_DMA_FROM_DEVICE);
+		rx = le32toh(v.rxlen[qp->rq_ci]);
+		opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
+		if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
+		    rx_op[opc].last || rx_op[opc].first == qp->msg_active ||
+		    ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx) > ERNIC_RQ_ELEM_SIZE)
+			break;
+		if (!qp->msg_active && immq_peek(&v, qp, iwp, &ev) &&
+		    ev.type == ERNIC_IMMINV_WRITE_IMM && ev.rqpi == qp->rq_ci)
+			break;
+		if (rx_element(&v, qp, iwp, &wc))
+			break;	/* not reached: only a last packet completes */
+	}
+	if (qp->rq_ci != start)
+		rq_grant(dev, qp);
+	if (qp->rwqe_ci != qp->rwqe_pi)
+		waiting = qp->rq_ci != wp || qp->immq_ci != iwp;
+	/* Solicited: any waiting message's last packet with SE. */
+	for (uint32_t k = qp->rq_ci; waiting && k != wp; k = (k + 1) % v.depth) {
+		uint32_t rx;
+
+		ernic_dma_sync(v.acc, &v.rxlen[k], ERNIC_RXLEN_ENTRY_SIZE,
+			       ERNIC_DMA_FROM_DEVICE);
+		rx = le32toh(v.rxlen[k]);
+		if ((rx & ERNIC_RXLEN_SE) &&
+		    ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx) <
+			    sizeof(rx_op) / sizeof(rx_op[0]) &&
+		    rx_op[ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx)].last) {
+			*solicited = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&qp->rq_lock);
+	return waiting;
+}
+
+/*
  * On one CQ, the completion that put the QP in error (a SEND's retries
  * exhausted, say) comes before the flushes it causes: the receive queue
  * flushes once the send queue has reported what the IP completed. With
@@ -383,30 +467,3 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	return n;
 }
 
-bool ernic_rq_solicited(struct ernic_dev *dev, struct ernic_qp *qp)
-{
-	struct rx_view v;
-	uint32_t wp;
-	bool se = false;
-
-	rx_view_init(dev, qp, &v);
-	wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
-	if (wp >= v.depth || qp->sol_scan >= v.depth) {
-		qp->sol_scan = 0;
-		return false;
-	}
-	for (; qp->sol_scan != wp; qp->sol_scan = (qp->sol_scan + 1) % v.depth) {
-		uint32_t rx, opc;
-
-		ernic_dma_sync(v.acc, &v.rxlen[qp->sol_scan],
-			       ERNIC_RXLEN_ENTRY_SIZE, ERNIC_DMA_FROM_DEVICE);
-		rx = le32toh(v.rxlen[qp->sol_scan]);
-		opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
-
-		/* IBTA: SE counts on the last packet of a message. */
-		if ((rx & ERNIC_RXLEN_SE) &&
-		    opc < sizeof(rx_op) / sizeof(rx_op[0]) && rx_op[opc].last)
-			se = true;
-	}
-	return se;
-}

@@ -40,7 +40,7 @@ done
 PINGPONG_EXTRA=
 # (perftest refuses -e for RDMA WRITE: "Events feature not available".)
 perftest_case lo-udp-events udp0 udp1 ib_send_bw 200 -a -e
-for s in 2 4096; do
-	perftest_case lo-udp-events udp0 udp1 ib_send_lat 200 -s "$s" -e
-done
+# Latency with events polls once per event: an event before a message
+# is whole would put it out of step (sizes up to 8 MiB, past the RQ).
+perftest_case lo-udp-events udp0 udp1 ib_send_lat 200 -a -e
 finish
