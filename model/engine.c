@@ -153,8 +153,7 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 static void errsts_push(struct eng *e, uint32_t i, uint32_t code)
 {
 	const struct ernic_model *m = e->m;
-	uint64_t base = (uint64_t)eng_reg(m, ERNIC_IPKTERRQBAMSB) << 32 |
-			eng_reg(m, ERNIC_IPKTERRQBA);
+	uint64_t base = eng_reg64(m, ERNIC_IPKTERRQBA, ERNIC_IPKTERRQBAMSB);
 	uint32_t num = ERNIC_FIELD_GET(ERNIC_IPKTERRQSZ_NUM,
 				       eng_reg(m, ERNIC_IPKTERRQSZ));
 	uint32_t wp = ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
@@ -178,10 +177,10 @@ void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
 	uint32_t qpconf = eng_qreg(m, i, ERNIC_QPCONF);
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
-	uint64_t cqba = (uint64_t)eng_qreg(m, i, ERNIC_CQBAMSB) << 32 |
-			eng_qreg(m, i, ERNIC_CQBA);
-	uint64_t db = (uint64_t)eng_qreg(m, i, ERNIC_CQDBADDMSB) << 32 |
-		      eng_qreg(m, i, ERNIC_CQDBADD);
+	uint64_t cqba = eng_reg64(m, ERNIC_QP(i, ERNIC_CQBA),
+				  ERNIC_QP(i, ERNIC_CQBAMSB));
+	uint64_t db = eng_reg64(m, ERNIC_QP(i, ERNIC_CQDBADD),
+				  ERNIC_QP(i, ERNIC_CQDBADDMSB));
 	uint32_t cqe = htole32(ERNIC_FIELD_PREP(ERNIC_CQE_WRID, w->w.wrid) |
 			       ERNIC_FIELD_PREP(ERNIC_CQE_OPCODE, w->w.opcode) |
 			       ERNIC_FIELD_PREP(ERNIC_CQE_ERRFLAG, err ? 1 : 0));

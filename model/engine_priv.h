@@ -185,6 +185,12 @@ static inline uint32_t eng_qreg(const struct ernic_model *m, uint32_t i,
 {
 	return eng_reg(m, ERNIC_QP(i, reg));
 }
+/* A 64-bit bus address from its LSB / MSB register pair. */
+static inline uint64_t eng_reg64(const struct ernic_model *m, uint32_t lsb,
+				 uint32_t msb)
+{
+	return (uint64_t)eng_reg(m, msb) << 32 | eng_reg(m, lsb);
+}
 void eng_set(struct eng *e, uint32_t off, uint32_t val);
 /* Add to a 16-bit counter field of a status register. */
 void eng_count(struct eng *e, uint32_t off, unsigned int shift);

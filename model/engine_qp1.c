@@ -40,10 +40,10 @@ void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 {
 	const struct ernic_model *m = e->m;
 	const uint32_t i = IB_QP1, hl = frame_hdr_len(e);
-	uint64_t rqba = (uint64_t)eng_qreg(m, i, ERNIC_RQBAMSB) << 32 |
-			eng_qreg(m, i, ERNIC_RQBA);
-	uint64_t db = (uint64_t)eng_qreg(m, i, ERNIC_RQWPTRDBADDMSB) << 32 |
-		      eng_qreg(m, i, ERNIC_RQWPTRDBADD);
+	uint64_t rqba = eng_reg64(m, ERNIC_QP(i, ERNIC_RQBA),
+				  ERNIC_QP(i, ERNIC_RQBAMSB));
+	uint64_t db = eng_reg64(m, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
+				  ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_RQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
 	uint32_t bufsz = ERNIC_FIELD_GET(ERNIC_QPCONF_RQ_BUF_SIZE,
@@ -173,8 +173,8 @@ bool eng_qp1_pump(struct eng *e)
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
 	uint32_t pi = eng_qreg(m, i, ERNIC_SQPI) & 0xFFFF;
-	uint64_t sqba = (uint64_t)eng_qreg(m, i, ERNIC_SQBAMSB) << 32 |
-			eng_qreg(m, i, ERNIC_SQBA);
+	uint64_t sqba = eng_reg64(m, ERNIC_QP(i, ERNIC_SQBA),
+				  ERNIC_QP(i, ERNIC_SQBAMSB));
 
 	for (int n = 0; n < 16; n++) {
 		struct eng_wqe w = { 0 };

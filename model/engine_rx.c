@@ -19,8 +19,7 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 		size_t tlen)
 {
 	const struct ernic_model *m = e->m;
-	uint64_t base = (uint64_t)eng_reg(m, ERNIC_ERRBUFBAMSB) << 32 |
-			eng_reg(m, ERNIC_ERRBUFBA);
+	uint64_t base = eng_reg64(m, ERNIC_ERRBUFBA, ERNIC_ERRBUFBAMSB);
 	uint32_t sz = eng_reg(m, ERNIC_ERRBUFSZ);
 	uint32_t num = ERNIC_FIELD_GET(ERNIC_ERRBUFSZ_NUM, sz);
 	uint32_t size = ERNIC_FIELD_GET(ERNIC_ERRBUFSZ_SIZE, sz);
@@ -190,10 +189,10 @@ static void rq_view(struct eng *e, uint32_t i, struct rq_view *v)
 {
 	const struct ernic_model *m = e->m;
 
-	v->rqba = (uint64_t)eng_qreg(m, i, ERNIC_RQBAMSB) << 32 |
-		  eng_qreg(m, i, ERNIC_RQBA);
-	v->db = (uint64_t)eng_qreg(m, i, ERNIC_RQWPTRDBADDMSB) << 32 |
-		eng_qreg(m, i, ERNIC_RQWPTRDBADD);
+	v->rqba = eng_reg64(m, ERNIC_QP(i, ERNIC_RQBA),
+				  ERNIC_QP(i, ERNIC_RQBAMSB));
+	v->db = eng_reg64(m, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
+				  ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
 	v->depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_RQ, eng_qreg(m, i, ERNIC_QDEPTH));
 	v->bufsz = ERNIC_FIELD_GET(ERNIC_QPCONF_RQ_BUF_SIZE,
 				   eng_qreg(m, i, ERNIC_QPCONF)) *

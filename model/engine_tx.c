@@ -96,8 +96,8 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
 	uint32_t pi = eng_qreg(m, i, ERNIC_SQPI) & 0xFFFF;
-	uint64_t sqba = (uint64_t)eng_qreg(m, i, ERNIC_SQBAMSB) << 32 |
-			eng_qreg(m, i, ERNIC_SQBA);
+	uint64_t sqba = eng_reg64(m, ERNIC_QP(i, ERNIC_SQBA),
+				  ERNIC_QP(i, ERNIC_SQBAMSB));
 	uint32_t pmtu = eng_pmtu(m, i);
 	struct eng_wqe *w;
 
