@@ -6,6 +6,7 @@
 
 #include "ernic_mad_frame.h"
 #include "ernic_net.h"
+#include "ernic_wire.h"
 #include "ibta.h"
 
 #define ETH_LEN 14u
@@ -16,44 +17,6 @@
 #define ETHERTYPE_IPV6 0x86DDu
 #define IPPROTO_UDP_NUM 17u
 #define DEFAULT_HOPS 64u
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | get16(p + 1);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return get16(p) << 16 | get16(p + 2);
-}
-
-static uint16_t ipv4_csum(const uint8_t *h)
-{
-	uint32_t sum = 0;
-
-	for (unsigned int k = 0; k < IPV4_LEN; k += 2)
-		sum += get16(h + k);
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return (uint16_t)~sum;
-}
 
 static uint32_t l3_len(int family)
 {
@@ -84,36 +47,37 @@ uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
 	ip = buf + ETH_LEN;
 	udp = ip + ll;
 	if (src->family == AF_INET) {
-		put16(buf + 12, ETHERTYPE_IPV4);
+		ernic_put16(buf + 12, ETHERTYPE_IPV4);
 		ip[0] = 0x45;
 		ip[1] = peer->traffic_class;
-		put16(ip + 2, ll + UDP_LEN + tlen + ROCE_ICRC_LEN);
-		put16(ip + 6, 0x4000);		/* DF, ID 0 */
+		ernic_put16(ip + 2, ll + UDP_LEN + tlen + ROCE_ICRC_LEN);
+		ernic_put16(ip + 6, 0x4000);		/* DF, ID 0 */
 		ip[8] = hops;
 		ip[9] = IPPROTO_UDP_NUM;
 		memcpy(ip + 12, src->addr, 4);
 		memcpy(ip + 16, dst.addr, 4);
-		put16(ip + 10, ipv4_csum(ip));
+		ernic_put16(ip + 10,
+			    ernic_csum_fold(ernic_csum_add(0, ip, IPV4_LEN)));
 	} else {
-		put16(buf + 12, ETHERTYPE_IPV6);
-		put32(ip, 6u << 28 | (uint32_t)peer->traffic_class << 20);
-		put16(ip + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
+		ernic_put16(buf + 12, ETHERTYPE_IPV6);
+		ernic_put32(ip, 6u << 28 | (uint32_t)peer->traffic_class << 20);
+		ernic_put16(ip + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
 		ip[6] = IPPROTO_UDP_NUM;
 		ip[7] = hops;
 		memcpy(ip + 8, src->addr, 16);
 		memcpy(ip + 24, dst.addr, 16);
 	}
-	put16(udp, src->udp_sport);
-	put16(udp + 2, ROCE_UDP_PORT);
-	put16(udp + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
+	ernic_put16(udp, src->udp_sport);
+	ernic_put16(udp + 2, ROCE_UDP_PORT);
+	ernic_put16(udp + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
 	bth = udp + UDP_LEN;
 	bth[0] = ROCE_UD_SEND_ONLY;
 	bth[1] = 0;			/* SE 0, M 0, pad 0 (256 B), TVer 0 */
-	put16(bth + 2, peer->pkey ? peer->pkey : ROCE_DEFAULT_PKEY);
-	put32(bth + 4, peer->qpn & 0xFFFFFF);
-	put32(bth + 8, psn & 0xFFFFFF);	/* AckReq 0 */
-	put32(bth + 12, IB_QP1_QKEY);	/* DETH */
-	put32(bth + 16, IB_QP1);
+	ernic_put16(bth + 2, peer->pkey ? peer->pkey : ROCE_DEFAULT_PKEY);
+	ernic_put32(bth + 4, peer->qpn & 0xFFFFFF);
+	ernic_put32(bth + 8, psn & 0xFFFFFF);	/* AckReq 0 */
+	ernic_put32(bth + 12, IB_QP1_QKEY);	/* DETH */
+	ernic_put32(bth + 16, IB_QP1);
 	memcpy(bth + ROCE_BTH_LEN + ROCE_DETH_LEN, mad, IB_MAD_SIZE);
 	return flen;
 }
@@ -134,32 +98,32 @@ int ernic_mad_frame_parse(const uint8_t *frame, size_t len, int family,
 	bth = udp + UDP_LEN;
 	memset(peer, 0, sizeof(*peer));
 	if (family == AF_INET) {
-		if (get16(frame + 12) != ETHERTYPE_IPV4 || ip[0] != 0x45 ||
+		if (ernic_get16(frame + 12) != ETHERTYPE_IPV4 || ip[0] != 0x45 ||
 		    ip[9] != IPPROTO_UDP_NUM ||
-		    get16(ip + 2) != ll + UDP_LEN + tlen + ROCE_ICRC_LEN)
+		    ernic_get16(ip + 2) != ll + UDP_LEN + tlen + ROCE_ICRC_LEN)
 			return EINVAL;
 		memcpy(src.addr, ip + 12, 4);
 		peer->traffic_class = ip[1];
 		peer->hop_limit = ip[8];
 	} else {
-		if (get16(frame + 12) != ETHERTYPE_IPV6 || ip[0] >> 4 != 6 ||
+		if (ernic_get16(frame + 12) != ETHERTYPE_IPV6 || ip[0] >> 4 != 6 ||
 		    ip[6] != IPPROTO_UDP_NUM ||
-		    get16(ip + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN)
+		    ernic_get16(ip + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN)
 			return EINVAL;
 		memcpy(src.addr, ip + 8, 16);
-		peer->traffic_class = (uint8_t)(get32(ip) >> 20);
+		peer->traffic_class = (uint8_t)(ernic_get32(ip) >> 20);
 		peer->hop_limit = ip[7];
 	}
-	if (get16(udp + 2) != ROCE_UDP_PORT ||
-	    get16(udp + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN ||
+	if (ernic_get16(udp + 2) != ROCE_UDP_PORT ||
+	    ernic_get16(udp + 4) != UDP_LEN + tlen + ROCE_ICRC_LEN ||
 	    bth[0] != ROCE_UD_SEND_ONLY || (bth[1] & 0x3F) != 0 ||
-	    get24(bth + 5) != IB_QP1 || get32(bth + 12) != IB_QP1_QKEY)
+	    ernic_get24(bth + 5) != IB_QP1 || ernic_get32(bth + 12) != IB_QP1_QKEY)
 		return EINVAL;
 	ernic_ip_to_gid(&src, peer->gid);
 	memcpy(peer->mac, frame + 6, 6);
-	peer->udp_sport = (uint16_t)get16(udp);
-	peer->pkey = (uint16_t)get16(bth + 2);
-	peer->qpn = get24(bth + 17);
+	peer->udp_sport = (uint16_t)ernic_get16(udp);
+	peer->pkey = (uint16_t)ernic_get16(bth + 2);
+	peer->qpn = ernic_get24(bth + 17);
 	memcpy(mad, bth + ROCE_BTH_LEN + ROCE_DETH_LEN, IB_MAD_SIZE);
 	return 0;
 }

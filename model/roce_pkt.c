@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <zlib.h>
 
+#include "ernic_wire.h"
 #include "roce_pkt.h"
 
 #define ETH_TYPE_IPV4 0x0800u
@@ -21,65 +22,6 @@
 #define IPV4_FRAG_MASK 0x1FFFu
 #define ROCE_MAX_PAYLOAD 4096u
 #define DEFAULT_TTL 64u
-
-/* Big-endian field access; callers have checked the length. */
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get24(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | get24(p + 1);
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[1] << 8 | p[0];
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put24(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 16);
-	put16(p + 1, v);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	put24(p + 1, v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
 
 /* ---- opcode table ---- */
 
@@ -179,20 +121,20 @@ static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
 			return 0;
 		h[0] = 0x45;
 		h[1] = 0xFF;
-		put16(h + 2, (uint32_t)(ROCE_IPV4_LEN + ROCE_UDP_LEN + tlen));
-		put16(h + 4, l3->ip_id);
-		put16(h + 6, IPV4_DF);
+		ernic_put16(h + 2, (uint32_t)(ROCE_IPV4_LEN + ROCE_UDP_LEN + tlen));
+		ernic_put16(h + 4, l3->ip_id);
+		ernic_put16(h + 6, IPV4_DF);
 		h[8] = 0xFF;
 		h[9] = IPPROTO_UDP_NUM;
-		put16(h + 10, 0xFFFF);
+		ernic_put16(h + 10, 0xFFFF);
 		memcpy(h + 12, l3->src, 4);
 		memcpy(h + 16, l3->dst, 4);
 		udp = h + ROCE_IPV4_LEN;
 	} else if (l3->family == AF_INET6) {
 		if (tlen > 0xFFFFu - ROCE_UDP_LEN)
 			return 0;
-		put32(h, 0x6FFFFFFFu);
-		put16(h + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
+		ernic_put32(h, 0x6FFFFFFFu);
+		ernic_put16(h + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
 		h[6] = IPPROTO_UDP_NUM;
 		h[7] = 0xFF;
 		memcpy(h + 8, l3->src, 16);
@@ -201,10 +143,10 @@ static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
 	} else {
 		return 0;
 	}
-	put16(udp, l3->sport);
-	put16(udp + 2, l3->dport);
-	put16(udp + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
-	put16(udp + 6, 0xFFFF);
+	ernic_put16(udp, l3->sport);
+	ernic_put16(udp + 2, l3->dport);
+	ernic_put16(udp + 4, (uint32_t)(ROCE_UDP_LEN + tlen));
+	ernic_put16(udp + 6, 0xFFFF);
 	return (size_t)(udp + ROCE_UDP_LEN - h);
 }
 
@@ -255,7 +197,7 @@ bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 		return false;
 	z = *l3;
 	z.ip_id = 0;
-	target = get_le32(tp + tlen - ROCE_ICRC_LEN) ^ roce_icrc(&z, tp, tlen);
+	target = ernic_get_le32(tp + tlen - ROCE_ICRC_LEN) ^ roce_icrc(&z, tp, tlen);
 	if (!target) {		/* the common case: Linux sent ID 0 */
 		*id = 0;
 		return true;
@@ -267,7 +209,7 @@ bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 	for (unsigned int bit = 0; bit < 16; bit++) {
 		uint32_t v, m = 1u << bit;
 
-		put16(b, m);
+		ernic_put16(b, m);
 		v = (uint32_t)(crc32_combine(crc32(0L, b, 2), 0, behind) ^
 			       zero_id);
 		/* Gaussian elimination over GF(2), pivot = highest bit */
@@ -325,41 +267,41 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 
 	buf[0] = p->opcode;
 	buf[1] = (uint8_t)(p->se << 7 | p->migreq << 6 | pad << 4 | p->tver);
-	put16(buf + 2, p->pkey);
+	ernic_put16(buf + 2, p->pkey);
 	buf[4] = (uint8_t)(p->fecn << 7 | p->becn << 6);
-	put24(buf + 5, p->dqpn);
+	ernic_put24(buf + 5, p->dqpn);
 	buf[8] = (uint8_t)(p->ackreq << 7);
-	put24(buf + 9, p->psn);
+	ernic_put24(buf + 9, p->psn);
 	q = buf + ROCE_BTH_LEN;
 	if (f & ROCE_HDR_DETH) {
-		put32(q, p->deth_qkey);
-		put32(q + 4, p->deth_sqpn);	/* byte 4 reserved: 0 */
+		ernic_put32(q, p->deth_qkey);
+		ernic_put32(q + 4, p->deth_sqpn);	/* byte 4 reserved: 0 */
 		q += ROCE_DETH_LEN;
 	}
 	if (f & ROCE_HDR_RETH) {
-		put64(q, p->reth_va);
-		put32(q + 8, p->reth_rkey);
-		put32(q + 12, p->reth_len);
+		ernic_put64(q, p->reth_va);
+		ernic_put32(q + 8, p->reth_rkey);
+		ernic_put32(q + 12, p->reth_len);
 		q += ROCE_RETH_LEN;
 	}
 	if (f & ROCE_HDR_AETH) {
 		q[0] = p->aeth_syndrome;
-		put24(q + 1, p->aeth_msn);
+		ernic_put24(q + 1, p->aeth_msn);
 		q += ROCE_AETH_LEN;
 	}
 	if (f & ROCE_HDR_IMM) {
-		put32(q, p->imm);
+		ernic_put32(q, p->imm);
 		q += ROCE_IMM_LEN;
 	}
 	if (f & ROCE_HDR_IETH) {
-		put32(q, p->ieth_rkey);
+		ernic_put32(q, p->ieth_rkey);
 		q += ROCE_IETH_LEN;
 	}
 	if (p->payload_len)
 		memmove(q, p->payload, p->payload_len);
 	memset(q + p->payload_len, 0, pad);
 	p->pad = pad;
-	put_le32(buf + len - ROCE_ICRC_LEN, roce_icrc(l3, buf, len));
+	ernic_put_le32(buf + len - ROCE_ICRC_LEN, roce_icrc(l3, buf, len));
 	return len;
 }
 
@@ -378,12 +320,12 @@ uint32_t roce_parse(const uint8_t *tp, size_t tlen, const struct roce_l3 *l3,
 	p->migreq = tp[1] >> 6 & 1;
 	p->pad = tp[1] >> 4 & 3;
 	p->tver = tp[1] & 0xF;
-	p->pkey = get16(tp + 2);
+	p->pkey = ernic_get16(tp + 2);
 	p->fecn = tp[4] >> 7;
 	p->becn = tp[4] >> 6 & 1;
-	p->dqpn = get24(tp + 5);
+	p->dqpn = ernic_get24(tp + 5);
 	p->ackreq = tp[8] >> 7;
-	p->psn = get24(tp + 9);
+	p->psn = ernic_get24(tp + 9);
 
 	if (p->tver != 0)
 		syn |= ROCE_SYN_BTH_VERSION;
@@ -397,27 +339,27 @@ uint32_t roce_parse(const uint8_t *tp, size_t tlen, const struct roce_l3 *l3,
 	} else {
 		q = tp + ROCE_BTH_LEN;
 		if (f & ROCE_HDR_DETH) {
-			p->deth_qkey = get32(q);
-			p->deth_sqpn = get24(q + 5);
+			p->deth_qkey = ernic_get32(q);
+			p->deth_sqpn = ernic_get24(q + 5);
 			q += ROCE_DETH_LEN;
 		}
 		if (f & ROCE_HDR_RETH) {
-			p->reth_va = get64(q);
-			p->reth_rkey = get32(q + 8);
-			p->reth_len = get32(q + 12);
+			p->reth_va = ernic_get64(q);
+			p->reth_rkey = ernic_get32(q + 8);
+			p->reth_len = ernic_get32(q + 12);
 			q += ROCE_RETH_LEN;
 		}
 		if (f & ROCE_HDR_AETH) {
 			p->aeth_syndrome = q[0];
-			p->aeth_msn = get24(q + 1);
+			p->aeth_msn = ernic_get24(q + 1);
 			q += ROCE_AETH_LEN;
 		}
 		if (f & ROCE_HDR_IMM) {
-			p->imm = get32(q);
+			p->imm = ernic_get32(q);
 			q += ROCE_IMM_LEN;
 		}
 		if (f & ROCE_HDR_IETH) {
-			p->ieth_rkey = get32(q);
+			p->ieth_rkey = ernic_get32(q);
 			q += ROCE_IETH_LEN;
 		}
 		plen = tlen - hl - ROCE_ICRC_LEN;
@@ -432,7 +374,7 @@ uint32_t roce_parse(const uint8_t *tp, size_t tlen, const struct roce_l3 *l3,
 	}
 	if (check_icrc &&
 	    (!l3 || roce_icrc(l3, tp, tlen) !=
-		    get_le32(tp + tlen - ROCE_ICRC_LEN)))
+		    ernic_get_le32(tp + tlen - ROCE_ICRC_LEN)))
 		syn |= ROCE_SYN_ICRC;
 	return syn;
 }
@@ -446,23 +388,6 @@ size_t roce_frame_hdr_len(int family)
 	if (family == AF_INET6)
 		return ROCE_ETH_LEN + ROCE_IPV6_LEN + ROCE_UDP_LEN;
 	return 0;
-}
-
-/* Ones' complement sum (RFC 1071), not yet folded or inverted. */
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	for (; len > 1; p += 2, len -= 2)
-		sum += get16(p);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xFFFF) + (sum >> 16);
-	return (uint16_t)~sum;
 }
 
 size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_l3 *l3,
@@ -482,42 +407,43 @@ size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_l3 *l3,
 	memcpy(buf, l3->dst_mac, 6);
 	memcpy(buf + 6, l3->src_mac, 6);
 	if (l3->family == AF_INET) {
-		put16(buf + 12, ETH_TYPE_IPV4);
+		ernic_put16(buf + 12, ETH_TYPE_IPV4);
 		ip[0] = 0x45;
 		ip[1] = l3->tos;
-		put16(ip + 2, (uint32_t)(ROCE_IPV4_LEN + ulen));
-		put16(ip + 4, l3->ip_id);
-		put16(ip + 6, IPV4_DF);
+		ernic_put16(ip + 2, (uint32_t)(ROCE_IPV4_LEN + ulen));
+		ernic_put16(ip + 4, l3->ip_id);
+		ernic_put16(ip + 6, IPV4_DF);
 		ip[8] = ttl;
 		ip[9] = IPPROTO_UDP_NUM;
-		put16(ip + 10, 0);
+		ernic_put16(ip + 10, 0);
 		memcpy(ip + 12, l3->src, 4);
 		memcpy(ip + 16, l3->dst, 4);
-		put16(ip + 10, csum_fold(csum_add(0, ip, ROCE_IPV4_LEN)));
+		ernic_put16(ip + 10, ernic_csum_fold(ernic_csum_add(0, ip,
+								   ROCE_IPV4_LEN)));
 		udp = ip + ROCE_IPV4_LEN;
 	} else {
-		put16(buf + 12, ETH_TYPE_IPV6);
-		put32(ip, 6u << 28 | (uint32_t)l3->tos << 20 |
+		ernic_put16(buf + 12, ETH_TYPE_IPV6);
+		ernic_put32(ip, 6u << 28 | (uint32_t)l3->tos << 20 |
 			  (l3->flow_label & 0xFFFFF));
-		put16(ip + 4, (uint32_t)ulen);
+		ernic_put16(ip + 4, (uint32_t)ulen);
 		ip[6] = IPPROTO_UDP_NUM;
 		ip[7] = ttl;
 		memcpy(ip + 8, l3->src, 16);
 		memcpy(ip + 24, l3->dst, 16);
 		udp = ip + ROCE_IPV6_LEN;
 	}
-	put16(udp, l3->sport);
-	put16(udp + 2, l3->dport);
-	put16(udp + 4, (uint32_t)ulen);
-	put16(udp + 6, 0);	/* IPv4: no checksum, as RoCEv2 NICs send */
+	ernic_put16(udp, l3->sport);
+	ernic_put16(udp + 2, l3->dport);
+	ernic_put16(udp + 4, (uint32_t)ulen);
+	ernic_put16(udp + 6, 0);	/* IPv4: no checksum, as RoCEv2 NICs send */
 	if (l3->family == AF_INET6) {
 		/* RFC 8200 8.1: mandatory over IPv6 (the ICRC masks it) */
-		uint32_t sum = csum_add(0, ip + 8, 32);
+		uint32_t sum = ernic_csum_add(0, ip + 8, 32);
 		uint16_t c;
 
 		sum += (uint32_t)ulen + IPPROTO_UDP_NUM;
-		c = csum_fold(csum_add(sum, udp, ulen));
-		put16(udp + 6, c ? c : 0xFFFF);
+		c = ernic_csum_fold(ernic_csum_add(sum, udp, ulen));
+		ernic_put16(udp + 6, c ? c : 0xFFFF);
 	}
 	return hl + tlen;
 }
@@ -547,7 +473,7 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 		return ROCE_NOT_ROCE;
 	memcpy(l3->dst_mac, frame, 6);
 	memcpy(l3->src_mac, frame + 6, 6);
-	etype = get16(frame + 12);
+	etype = ernic_get16(frame + 12);
 	ip = frame + ROCE_ETH_LEN;
 	avail = len - ROCE_ETH_LEN;
 
@@ -564,11 +490,11 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 		if (avail < iphl + ROCE_UDP_LEN)
 			return ROCE_NOT_ROCE;
 		udp = ip + iphl;
-		if (get16(udp + 2) != ROCE_UDP_PORT)
+		if (ernic_get16(udp + 2) != ROCE_UDP_PORT)
 			return ROCE_NOT_ROCE;
 		l3->family = AF_INET;
 		l3->tos = ip[1];
-		l3->ip_id = get16(ip + 4);
+		l3->ip_id = ernic_get16(ip + 4);
 		l3->ttl = ip[8];
 		memcpy(l3->src, ip + 12, 4);
 		memcpy(l3->dst, ip + 16, 4);
@@ -576,17 +502,18 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 			syn |= ROCE_SYN_IP_VERSION;
 		if (ihl != 5)
 			syn |= ROCE_SYN_IPV4_HDR_LEN;
-		fo = get16(ip + 6);
+		fo = ernic_get16(ip + 6);
 		if ((fo & IPV4_FLAGS_MASK) != IPV4_DF)
 			syn |= ROCE_SYN_IPV4_FLAGS;
 		if (fo & IPV4_FRAG_MASK)
 			syn |= ROCE_SYN_IPV4_FRAG;
-		if (ihl >= 5 && csum_fold(csum_add(0, ip, iphl)) != 0)
+		if (ihl >= 5 &&
+		    ernic_csum_fold(ernic_csum_add(0, ip, iphl)) != 0)
 			syn |= ROCE_SYN_IPV4_CSUM;
-		if (get16(ip + 2) < iphl + ROCE_UDP_LEN || get16(ip + 2) > avail)
+		if (ernic_get16(ip + 2) < iphl + ROCE_UDP_LEN || ernic_get16(ip + 2) > avail)
 			len_ok = false;
 		else
-			ip_payload = get16(ip + 2) - iphl;
+			ip_payload = ernic_get16(ip + 2) - iphl;
 	} else if (etype == ETH_TYPE_IPV6) {
 		uint32_t w;
 
@@ -595,9 +522,9 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 		if (avail < iphl + ROCE_UDP_LEN || ip[6] != IPPROTO_UDP_NUM)
 			return ROCE_NOT_ROCE;
 		udp = ip + iphl;
-		if (get16(udp + 2) != ROCE_UDP_PORT)
+		if (ernic_get16(udp + 2) != ROCE_UDP_PORT)
 			return ROCE_NOT_ROCE;
-		w = get32(ip);
+		w = ernic_get32(ip);
 		l3->family = AF_INET6;
 		l3->tos = (uint8_t)(w >> 20);
 		l3->flow_label = w & 0xFFFFF;
@@ -606,14 +533,14 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 		memcpy(l3->dst, ip + 24, 16);
 		if (w >> 28 != 6)
 			syn |= ROCE_SYN_IP_VERSION;
-		if (get16(ip + 4) < ROCE_UDP_LEN || get16(ip + 4) > avail - iphl)
+		if (ernic_get16(ip + 4) < ROCE_UDP_LEN || ernic_get16(ip + 4) > avail - iphl)
 			len_ok = false;
 		else
-			ip_payload = get16(ip + 4);
+			ip_payload = ernic_get16(ip + 4);
 	} else {
 		return ROCE_NOT_ROCE;	/* ARP, VLAN tags, LLDP, ... */
 	}
-	l3->sport = get16(udp);
+	l3->sport = ernic_get16(udp);
 	l3->dport = ROCE_UDP_PORT;
 
 	/* Second: is it addressed to us? (the rule in roce_pkt.h) */
@@ -630,7 +557,7 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 	else if (!ip_ok)
 		syn |= ROCE_SYN_IP_DST;
 
-	ulen = get16(udp + 4);
+	ulen = ernic_get16(udp + 4);
 	if (!len_ok)
 		syn |= ROCE_SYN_IP_LEN;
 	else if (ulen != ip_payload)

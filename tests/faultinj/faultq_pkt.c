@@ -12,16 +12,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "ernic_wire.h"
 #include "faultq.h"
 
 #ifndef IPV6_HDRINCL
 #define IPV6_HDRINCL 36		/* linux/in6.h; glibc lacks it */
 #endif
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
 
 /* IPv6 extension headers we can walk over to reach UDP. */
 static int ipv6_udp(const uint8_t *pkt, size_t len, size_t *off)
@@ -59,16 +55,16 @@ int fq_parse_udp(const uint8_t *pkt, size_t len, struct fq_udp *u)
 
 		if (len < 20 || ihl < 20 || pkt[9] != IPPROTO_UDP)
 			return -1;
-		end = get16(pkt + 2);
+		end = ernic_get16(pkt + 2);
 		/* offset or more-fragments: not a whole datagram */
-		if (end > len || (get16(pkt + 6) & 0x3fff))
+		if (end > len || (ernic_get16(pkt + 6) & 0x3fff))
 			return -1;
 		u->family = AF_INET;
 		o = ihl;
 	} else if (pkt[0] >> 4 == 6) {
 		if (len < 40)
 			return -1;
-		end = 40 + (size_t)get16(pkt + 4);
+		end = 40 + (size_t)ernic_get16(pkt + 4);
 		if (end > len || ipv6_udp(pkt, end, &o))
 			return -1;
 		u->family = AF_INET6;
@@ -77,23 +73,14 @@ int fq_parse_udp(const uint8_t *pkt, size_t len, struct fq_udp *u)
 	}
 	if (o + 8 > end)
 		return -1;
-	ulen = get16(pkt + o + 4);
+	ulen = ernic_get16(pkt + o + 4);
 	if (ulen < 8 || o + ulen > end)
 		return -1;
 	u->udp = o;
 	u->payload = o + 8;
 	u->plen = ulen - 8u;
-	u->dport = get16(pkt + o + 2);
+	u->dport = ernic_get16(pkt + o + 2);
 	return 0;
-}
-
-static uint32_t sum16(uint32_t s, const uint8_t *p, size_t n)
-{
-	for (; n > 1; p += 2, n -= 2)
-		s += get16(p);
-	if (n)
-		s += (uint32_t)p[0] << 8;
-	return s;
 }
 
 void fq_udp_fix_csum(uint8_t *pkt, const struct fq_udp *u)
@@ -106,16 +93,13 @@ void fq_udp_fix_csum(uint8_t *pkt, const struct fq_udp *u)
 	if (u->family == AF_INET) {
 		if (!udp[6] && !udp[7])
 			return;	/* the sender sent none: still none */
-		s = sum16(0, pkt + 12, 8);
+		s = ernic_csum_add(0, pkt + 12, 8);
 	} else {
-		s = sum16(0, pkt + 8, 32);
+		s = ernic_csum_add(0, pkt + 8, 32);
 	}
 	s += IPPROTO_UDP + (uint32_t)ulen;
 	udp[6] = udp[7] = 0;
-	s = sum16(s, udp, ulen);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	c = (uint16_t)~s;
+	c = ernic_csum_fold(ernic_csum_add(s, udp, ulen));
 	if (!c)
 		c = 0xffff;	/* 0 would mean "no checksum" */
 	udp[6] = (uint8_t)(c >> 8);
