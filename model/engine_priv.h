@@ -42,7 +42,6 @@
 #define ENG_RX_HOLD_NS 2000000u
 #define ENG_RX_DRAIN_NS 16000000u
 #define ENG_HOLD_MAX 4u
-#define ENG_HOLD_MAX 4u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 
@@ -230,6 +229,10 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
 }
 
 /* ---- engine_tx.c: requester ---- */
+/* Read SQ slot `slot` of QP i, Table 2-1 fields in host order. 0, or
+ * EFAULT when the IP cannot read it. */
+int eng_wqe_read(struct eng *e, uint32_t i, uint32_t slot,
+		 struct ernic_wqe *w);
 /* Fetch and send WQEs of QP i as the window allows. True when it
  * stopped only because its turn's budget ran out. */
 bool eng_tx_pump(struct eng *e, uint32_t i);
@@ -248,6 +251,18 @@ uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
 /* Send pending read responses of QP i within the budget; true if some
  * remain. */
 bool eng_rx_pump(struct eng *e, uint32_t i);
+/* QP i's RQ as the IP sees it: base, doorbell, depth, element size,
+ * write pointer (STATRQPIDBi; QP1, which has none, keeps its own) and
+ * software's RQCIi. */
+struct eng_rq_view {
+	uint64_t rqba, db;
+	uint32_t depth, bufsz, wp, ci;
+};
+void eng_rq_view(struct eng *e, uint32_t i, struct eng_rq_view *v);
+static inline bool eng_ring_full(uint32_t wp, uint32_t ci, uint32_t depth)
+{
+	return (wp + 1) % depth == ci;
+}
 /* Record a dropped packet's headers in the error buffer (Table 2-3). */
 void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 		size_t tlen);

@@ -6,7 +6,7 @@
  * checks the ICRC, and keeps QP1 a UD queue: no PSN, no ACK, no RNR. The
  * IBTA checks of a GSI receiver (UD SEND_ONLY, the GSI Q_Key, a P_Key of
  * the default partition, a 256-byte MAD) are ours where PG332 is silent
- * (docs/cm.md, "QP1 on the ERNIC").
+ * (docs/datapath.md, "QP1: MADs").
  */
 #include <endian.h>
 #include <string.h>
@@ -38,20 +38,9 @@ static uint32_t mad_check(const struct roce_pkt *p)
 void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 		size_t tlen, const struct roce_pkt *p)
 {
-	const struct ernic_model *m = e->m;
 	const uint32_t i = IB_QP1, hl = frame_hdr_len(e);
-	uint64_t rqba = eng_reg64(m, ERNIC_QP(i, ERNIC_RQBA),
-				  ERNIC_QP(i, ERNIC_RQBAMSB));
-	uint64_t db = eng_reg64(m, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
-				  ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
-	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_RQ,
-					 eng_qreg(m, i, ERNIC_QDEPTH));
-	uint32_t bufsz = ERNIC_FIELD_GET(ERNIC_QPCONF_RQ_BUF_SIZE,
-					 eng_qreg(m, i, ERNIC_QPCONF)) *
-			 ERNIC_RQ_BUF_UNIT;
-	uint32_t wp = e->qp[i].rq_wp;	/* QP1 has no STATRQPIDB */
-	uint32_t ci = eng_qreg(m, i, ERNIC_RQCI) & 0xFFFF;
 	uint32_t syn = mad_check(p), len, flen, rxlen;
+	struct eng_rq_view v;
 	uint64_t el;
 
 	if (syn) {
@@ -62,12 +51,13 @@ void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	 * the UDP wire the kernel took the Ethernet header: zero MACs). */
 	len = (uint32_t)(tlen - ROCE_ICRC_LEN);
 	flen = hl + len;
-	if (!depth || !rqba || wp >= depth || ci >= depth || flen > bufsz ||
-	    flen + ROCE_ICRC_LEN > sizeof(e->pay)) {
+	eng_rq_view(e, i, &v);
+	if (!v.depth || !v.rqba || v.wp >= v.depth || v.ci >= v.depth ||
+	    flen > v.bufsz || flen + ROCE_ICRC_LEN > sizeof(e->pay)) {
 		eng_errbuf(e, ROCE_SYN_QP_NOT_READY, tp, tlen);
 		return;
 	}
-	if ((wp + 1) % depth == ci) {
+	if (eng_ring_full(v.wp, v.ci, v.depth)) {
 		eng_errbuf(e, ROCE_SYN_RQ_FULL, tp, tlen);
 		return;
 	}
@@ -77,20 +67,19 @@ void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 		eng_errbuf(e, ROCE_SYN_MALFORMED, tp, tlen);
 		return;
 	}
-	el = rqba + (uint64_t)wp * bufsz;
+	el = v.rqba + (uint64_t)v.wp * v.bufsz;
 	rxlen = htole32(ERNIC_FIELD_PREP(ERNIC_RXLEN_LEN, flen) |
 			ERNIC_FIELD_PREP(ERNIC_RXLEN_OPCODE, p->opcode));
 	if (eng_dma_write(e, el, e->pay, flen) ||
-	    eng_dma_write(e, rqba + ernic_rxlen_off(depth, bufsz) +
-				     (uint64_t)wp * ERNIC_RXLEN_ENTRY_SIZE,
+	    eng_dma_write(e, v.rqba + ernic_rxlen_off(v.depth, v.bufsz) +
+				     (uint64_t)v.wp * ERNIC_RXLEN_ENTRY_SIZE,
 			  &rxlen, sizeof(rxlen))) {
 		eng_errbuf(e, ROCE_SYN_QP_NOT_READY, tp, tlen);
 		return;
 	}
-	wp = (wp + 1) % depth;
-	e->qp[i].rq_wp = wp;
-	if (db)
-		eng_dma_store32(e, db + ERNIC_RQDB_WPTR, wp);
+	e->qp[i].rq_wp = (v.wp + 1) % v.depth;
+	if (v.db)
+		eng_dma_store32(e, v.db + ERNIC_RQDB_WPTR, e->qp[i].rq_wp);
 	eng_count(e, ERNIC_INAMPKTCNT, 16);
 	eng_irq(e, ERNIC_INT_MAD_RX);
 }
@@ -173,8 +162,6 @@ bool eng_qp1_pump(struct eng *e)
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
 	uint32_t pi = eng_qreg(m, i, ERNIC_SQPI) & 0xFFFF;
-	uint64_t sqba = eng_reg64(m, ERNIC_QP(i, ERNIC_SQBA),
-				  ERNIC_QP(i, ERNIC_SQBAMSB));
 
 	for (int n = 0; n < 16; n++) {
 		struct eng_wqe w = { 0 };
@@ -183,12 +170,7 @@ bool eng_qp1_pump(struct eng *e)
 		if (!depth || q->sq_fetch == pi || pi >= depth ||
 		    q->sq_fetch >= depth)
 			return false;
-		ok = !eng_dma_read(e, sqba + (uint64_t)q->sq_fetch *
-						     ERNIC_WQE_SIZE,
-				   &w.w, sizeof(w.w));
-		w.w.wrid = le16toh(w.w.wrid);
-		w.w.laddr = le64toh(w.w.laddr);
-		w.w.length = le32toh(w.w.length);
+		ok = !eng_wqe_read(e, i, q->sq_fetch, &w.w);
 		if (!ok)
 			w.w.wrid = (uint16_t)q->sq_fetch;
 		if (ok && w.w.opcode != ERNIC_OP_SEND)

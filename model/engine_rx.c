@@ -180,34 +180,25 @@ static bool mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,
 
 /* ---- RQ and the RX side band ---- */
 
-struct rq_view {
-	uint64_t rqba, db;
-	uint32_t depth, bufsz, wp, ci;
-};
-
-static void rq_view(struct eng *e, uint32_t i, struct rq_view *v)
+void eng_rq_view(struct eng *e, uint32_t i, struct eng_rq_view *v)
 {
 	const struct ernic_model *m = e->m;
 
 	v->rqba = eng_reg64(m, ERNIC_QP(i, ERNIC_RQBA),
-				  ERNIC_QP(i, ERNIC_RQBAMSB));
+			    ERNIC_QP(i, ERNIC_RQBAMSB));
 	v->db = eng_reg64(m, ERNIC_QP(i, ERNIC_RQWPTRDBADD),
-				  ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
+			  ERNIC_QP(i, ERNIC_RQWPTRDBADDMSB));
 	v->depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_RQ, eng_qreg(m, i, ERNIC_QDEPTH));
 	v->bufsz = ERNIC_FIELD_GET(ERNIC_QPCONF_RQ_BUF_SIZE,
 				   eng_qreg(m, i, ERNIC_QPCONF)) *
 		   ERNIC_RQ_BUF_UNIT;
-	v->wp = eng_qreg(m, i, ERNIC_STATRQPIDB) & 0xFFFF;
+	v->wp = i == ERNIC_QP1 ? e->qp[i].rq_wp :
+				 eng_qreg(m, i, ERNIC_STATRQPIDB) & 0xFFFF;
 	v->ci = eng_qreg(m, i, ERNIC_RQCI) & 0xFFFF;
 }
 
-static bool ring_full(uint32_t wp, uint32_t ci, uint32_t depth)
-{
-	return (wp + 1) % depth == ci;
-}
-
 /* Room for one IMMQ entry? *wp receives the IMMQ write pointer. */
-static bool immq_room(struct eng *e, const struct rq_view *v, uint32_t *wp)
+static bool immq_room(struct eng *e, const struct eng_rq_view *v, uint32_t *wp)
 {
 	uint32_t ci;
 
@@ -215,10 +206,10 @@ static bool immq_room(struct eng *e, const struct rq_view *v, uint32_t *wp)
 	    eng_dma_load32(e, v->db + ERNIC_RQDB_IMMQ_CI, &ci) ||
 	    *wp >= v->depth || ci >= v->depth)
 		return false;
-	return !ring_full(*wp, ci, v->depth);
+	return !eng_ring_full(*wp, ci, v->depth);
 }
 
-static int immq_push(struct eng *e, uint32_t i, const struct rq_view *v,
+static int immq_push(struct eng *e, uint32_t i, const struct eng_rq_view *v,
 		     uint32_t wp, uint8_t type, uint32_t data, uint32_t len)
 {
 	struct ernic_immq_entry ent = {
@@ -245,7 +236,7 @@ static int immq_push(struct eng *e, uint32_t i, const struct rq_view *v,
  * receives. A SEND or WRITE with immediate for which no receive was
  * posted gets the RNR NAK, as with a full RQ, instead of an ACK.
  */
-static bool credit_ok(struct eng *e, uint32_t i, const struct rq_view *v)
+static bool credit_ok(struct eng *e, uint32_t i, const struct eng_rq_view *v)
 {
 	uint32_t credit;
 
@@ -270,18 +261,18 @@ static void rq_irq(struct eng *e, uint32_t i)
 static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		   uint32_t flags)
 {
-	struct rq_view v;
+	struct eng_rq_view v;
 	uint32_t iwp = 0;
 	bool side = flags & (ROCE_HDR_IMM | ROCE_HDR_IETH);
 	uint64_t el;
 	uint32_t len;
 
-	rq_view(e, i, &v);
+	eng_rq_view(e, i, &v);
 	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth)
 		return EIO;
 	if ((flags & ROCE_POS_FIRST) && !credit_ok(e, i, &v))
 		return ENOENT;
-	if (ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
+	if (eng_ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
 		return EAGAIN;
 	if (p->payload_len > v.bufsz)
 		return EIO;	/* cannot hold it: never accept */
@@ -553,12 +544,12 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			return;
 		}
 		if (flags & ROCE_HDR_IMM) {
-			struct rq_view v;
+			struct eng_rq_view v;
 			uint32_t iwp;
 
 			/* WRITE with immediate consumes a receive: no IMMQ
 			 * room is "RQ full" (RNR) before any byte lands. */
-			rq_view(e, i, &v);
+			eng_rq_view(e, i, &v);
 			if (!v.depth || !credit_ok(e, i, &v)) {
 				rq_busy(e, i, p->psn, false);
 				return;

@@ -88,6 +88,25 @@ static void stat_retries(struct eng *e, uint32_t i)
 	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
 }
 
+int eng_wqe_read(struct eng *e, uint32_t i, uint32_t slot,
+		 struct ernic_wqe *w)
+{
+	uint64_t sqba = eng_reg64(e->m, ERNIC_QP(i, ERNIC_SQBA),
+				  ERNIC_QP(i, ERNIC_SQBAMSB));
+
+	if (eng_dma_read(e, sqba + (uint64_t)slot * ERNIC_WQE_SIZE, w,
+			 sizeof(*w)))
+		return EFAULT;
+	/* Table 2-1 fields are little-endian in memory: host order here. */
+	w->wrid = le16toh(w->wrid);
+	w->laddr = le64toh(w->laddr);
+	w->roffset = le64toh(w->roffset);
+	w->rtag = le32toh(w->rtag);
+	w->length = le32toh(w->length);
+	w->immdt = le32toh(w->immdt);
+	return 0;
+}
+
 /* Fetch the WQE at the SQ fetch pointer into the outstanding queue. */
 static bool wqe_fetch(struct eng *e, uint32_t i)
 {
@@ -96,8 +115,6 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	uint32_t depth = ERNIC_FIELD_GET(ERNIC_QDEPTH_SQ,
 					 eng_qreg(m, i, ERNIC_QDEPTH));
 	uint32_t pi = eng_qreg(m, i, ERNIC_SQPI) & 0xFFFF;
-	uint64_t sqba = eng_reg64(m, ERNIC_QP(i, ERNIC_SQBA),
-				  ERNIC_QP(i, ERNIC_SQBAMSB));
 	uint32_t pmtu = eng_pmtu(m, i);
 	struct eng_wqe *w;
 
@@ -115,10 +132,9 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	}
 	w = osq_at(q, q->osq_n);
 	memset(w, 0, sizeof(*w));
-	if (eng_dma_read(e, sqba + (uint64_t)q->sq_fetch * ERNIC_WQE_SIZE,
-			 &w->w, sizeof(w->w)) ||
+	if (eng_wqe_read(e, i, q->sq_fetch, &w->w) ||
 	    w->w.opcode > ERNIC_OP_SEND_INV || !tx_ops[w->w.opcode].valid ||
-	    le32toh(w->w.length) > ERNIC_MAX_MSG_SIZE) {
+	    w->w.length > ERNIC_MAX_MSG_SIZE) {
 		/* An unreadable or malformed WQE: the WQE processor gives
 		 * up on the QP (Table 2-4 code 5) with an error CQE. */
 		w->slot = q->sq_fetch;
@@ -128,13 +144,6 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);
 		return false;
 	}
-	/* Table 2-1 fields are little-endian in memory: host order here. */
-	w->w.wrid = le16toh(w->w.wrid);
-	w->w.laddr = le64toh(w->w.laddr);
-	w->w.roffset = le64toh(w->w.roffset);
-	w->w.rtag = le32toh(w->w.rtag);
-	w->w.length = le32toh(w->w.length);
-	w->w.immdt = le32toh(w->w.immdt);
 	w->slot = q->sq_fetch;
 	w->first_psn = q->npsn;
 	w->npkts = w->w.length ? (w->w.length + pmtu - 1) / pmtu : 1;

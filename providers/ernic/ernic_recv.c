@@ -177,6 +177,30 @@ static void rx_view_init(struct ernic_dev *dev, const struct ernic_qp *qp,
 		  ernic_immq_off(v->depth, ERNIC_RQ_ELEM_SIZE));
 }
 
+/* RXLEN entry k: the length and opcode of the packet in element k. */
+static uint32_t rxlen_at(const struct rx_view *v, uint32_t k)
+{
+	ernic_dma_sync(v->acc, &v->rxlen[k], ERNIC_RXLEN_ENTRY_SIZE,
+		       ERNIC_DMA_FROM_DEVICE);
+	return le32toh(v->rxlen[k]);
+}
+
+/*
+ * The RQ and IMMQ write pointers, read before what they publish
+ * (elements, RXLEN, IMMQ entries), acquire. False for a broken device:
+ * a pointer outside the ring, or elements written past the grant
+ * (RQCIi). Caller holds rq_lock.
+ */
+static bool rq_pointers(const struct rx_view *v, const struct ernic_qp *qp,
+			uint32_t *wp, uint32_t *iwp)
+{
+	*wp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_WPTR / 4]);
+	*iwp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_IMMQ_WPTR / 4]);
+	return *wp < v->depth && *iwp < v->depth &&
+	       (*wp + v->depth - qp->rq_ci) % v->depth <=
+		       qp->rq_grant - qp->rq_done;
+}
+
 /* The IMMQ entry at immq_ci, if the IP has published it (iwp). */
 static bool immq_peek(const struct rx_view *v, const struct ernic_qp *qp,
 		      uint32_t iwp, struct immq_ev *ev)
@@ -233,9 +257,7 @@ static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
 	uint32_t rx, len, opc;
 	struct immq_ev ev;
 
-	ernic_dma_sync(v->acc, &v->rxlen[k], ERNIC_RXLEN_ENTRY_SIZE,
-		       ERNIC_DMA_FROM_DEVICE);
-	rx = le32toh(v->rxlen[k]);
+	rx = rxlen_at(v, k);
 	len = ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx);
 	opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 
@@ -346,10 +368,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	pthread_mutex_lock(&qp->rq_lock);
 	start = qp->rq_ci;
 	rx_view_init(dev, qp, &v);
-	wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
-	iwp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
-	if (wp >= v.depth || iwp >= v.depth || atomic_load(&qp->err) ||
-	    (wp + v.depth - qp->rq_ci) % v.depth > qp->rq_grant - qp->rq_done) {
+	if (!rq_pointers(&v, qp, &wp, &iwp) || atomic_load(&qp->err)) {
 		/* poll_cq reports what is wrong */
 		pthread_mutex_unlock(&qp->rq_lock);
 		return true;
@@ -358,9 +377,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		uint32_t rx, opc;
 		struct immq_ev ev;
 
-		ernic_dma_sync(v.acc, &v.rxlen[qp->rq_ci],
-			       ERNIC_RXLEN_ENTRY_SIZE, ERNIC_DMA_FROM_DEVICE);
-		rx = le32toh(v.rxlen[qp->rq_ci]);
+		rx = rxlen_at(&v, qp->rq_ci);
 		opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
 		if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
 		    rx_op[opc].last || rx_op[opc].first == qp->msg_active ||
@@ -378,11 +395,8 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		waiting = qp->rq_ci != wp || qp->immq_ci != iwp;
 	/* Solicited: any waiting message's last packet with SE. */
 	for (uint32_t k = qp->rq_ci; waiting && k != wp; k = (k + 1) % v.depth) {
-		uint32_t rx;
+		uint32_t rx = rxlen_at(&v, k);
 
-		ernic_dma_sync(v.acc, &v.rxlen[k], ERNIC_RXLEN_ENTRY_SIZE,
-			       ERNIC_DMA_FROM_DEVICE);
-		rx = le32toh(v.rxlen[k]);
 		if ((rx & ERNIC_RXLEN_SE) &&
 		    ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx) <
 			    sizeof(rx_op) / sizeof(rx_op[0]) &&
@@ -425,17 +439,9 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	/* Data waits in the RQ until a request is posted for it (the IP
 	 * RNR-NAKs once the RQ is full). */
 	while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
-		/* The IP fills elements, RXLEN and IMMQ before the RQ write
-		 * pointer: read the pointers first, acquire. */
-		uint32_t wp = ernic_db_load(v.acc, &v.db[ERNIC_RQDB_WPTR / 4]);
-		uint32_t iwp = ernic_db_load(v.acc,
-					     &v.db[ERNIC_RQDB_IMMQ_WPTR / 4]);
+		uint32_t wp, iwp;
 
-		/* Elements are written only where granted (RQCIi): a write
-		 * pointer past the grant is a broken device. */
-		if (wp >= v.depth || iwp >= v.depth ||
-		    (wp + v.depth - qp->rq_ci) % v.depth >
-			    qp->rq_grant - qp->rq_done) {
+		if (!rq_pointers(&v, qp, &wp, &iwp)) {
 			ernic_log("QP %u: RQ write pointers %u/%u outside the "
 				  "grant (%u elements from %u, depth %u)",
 				  qp->idx, wp, iwp, qp->rq_grant - qp->rq_done,
