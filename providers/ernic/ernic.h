@@ -460,6 +460,12 @@ void ernic_events_port(struct ernic_dev *dev, enum ibv_event_type type);
  * poll (or -1: no netdev), and what to do when it is readable. */
 int ernic_port_watch_open(struct ernic_dev *dev);
 void ernic_port_changed(struct ernic_dev *dev, int fd);
+/* The Ethernet address of dst as seen from the device's address (route,
+ * then neighbour table, waiting up to ERNIC_NEIGH_TIMEOUT_MS). 0, or
+ * EHOSTUNREACH logged with who ("modify_qp", "MAD") and the reason. */
+struct ernic_ip;
+int ernic_peer_mac(struct ernic_dev *dev, const struct ernic_ip *dst,
+		   uint8_t mac[6], const char *who);
 
 /* ernic_recv.c, interrupt thread: drain the packets of a message still
  * arriving, then say whether a completion waits for poll_cq and whether

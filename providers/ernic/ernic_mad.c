@@ -208,7 +208,6 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	struct ernic_wqe *wqe;
 	uint8_t *frame;
 	uint32_t flen, slot;
-	char err[256];
 	int ret;
 
 	if (!a || !to || !mad_buf || len != IB_MAD_SIZE || to->comp_mask)
@@ -229,16 +228,9 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	if (!memcmp(dst.mac, "\0\0\0\0\0\0", 6) &&
 	    !(dev->conf.backend == ERNIC_BACKEND_SW &&
 	      dev->conf.wire == ERNIC_WIRE_UDP)) {
-		struct ernic_ip s = { .family = dev->conf.family };
-
-		memcpy(s.addr, dev->conf.addr, sizeof(s.addr));
-		ret = ernic_net_resolve_mac(&s, &peer_ip, dst.mac,
-					    ERNIC_NEIGH_TIMEOUT_MS, err,
-					    sizeof(err));
-		if (ret) {
-			ernic_log("%s: MAD: %s", dev->vdev.device.name, err);
+		ret = ernic_peer_mac(dev, &peer_ip, dst.mac, "MAD");
+		if (ret)
 			return ret;
-		}
 	}
 	src.family = dev->conf.family;
 	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));

@@ -266,20 +266,6 @@ static void shadow_update(struct ibv_qp_attr *s, const struct ibv_qp_attr *a,
 		s->dest_qp_num = a->dest_qp_num;
 }
 
-static int resolve_peer(struct ernic_dev *dev, struct rtr_plan *plan)
-{
-	struct ernic_ip src = { .family = dev->conf.family };
-	char err[256];
-	int ret;
-
-	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));
-	ret = ernic_net_resolve_mac(&src, &plan->dst, plan->mac,
-				    ERNIC_NEIGH_TIMEOUT_MS, err, sizeof(err));
-	if (ret)
-		ernic_log("%s: modify_qp: %s", dev->vdev.device.name, err);
-	return ret;
-}
-
 int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
@@ -315,7 +301,7 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		goto out;
 	ret = check_attrs(dev, attr, attrs, &plan);
 	if (!ret && (attrs & IBV_QP_AV))
-		ret = resolve_peer(dev, &plan);
+		ret = ernic_peer_mac(dev, &plan.dst, plan.mac, "modify_qp");
 	if (ret)
 		goto out;
 

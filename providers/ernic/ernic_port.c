@@ -74,3 +74,18 @@ void ernic_port_changed(struct ernic_dev *dev, int fd)
 	dev->port_up = up;
 	ernic_events_port(dev, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR);
 }
+
+int ernic_peer_mac(struct ernic_dev *dev, const struct ernic_ip *dst,
+		   uint8_t mac[6], const char *who)
+{
+	struct ernic_ip src = { .family = dev->conf.family };
+	char err[256];
+	int ret;
+
+	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));
+	ret = ernic_net_resolve_mac(&src, dst, mac, ERNIC_NEIGH_TIMEOUT_MS, err,
+				    sizeof(err));
+	if (ret)
+		ernic_log("%s: %s: %s", dev->vdev.device.name, who, err);
+	return ret;
+}
