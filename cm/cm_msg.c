@@ -42,6 +42,20 @@ static bool fits(uint64_t v, unsigned int n)
 #define GET(m, off, bytes) bits_get(m, off, 0, (bytes) * 8)
 #define PUT(m, off, bytes, v) bits_put(m, off, 0, (bytes) * 8, v)
 
+/* Local and remote communication IDs: bytes 0 and 4 of every message
+ * but REQ. */
+static void ids_put(uint8_t *m, uint32_t local, uint32_t remote)
+{
+	PUT(m, 0, 4, local);
+	PUT(m, 4, 4, remote);
+}
+
+static void ids_get(const uint8_t *m, uint32_t *local, uint32_t *remote)
+{
+	*local = (uint32_t)GET(m, 0, 4);
+	*remote = (uint32_t)GET(m, 4, 4);
+}
+
 static void pack_hdr(uint8_t *mad, const struct cm_mad_hdr *hdr,
 		     uint16_t attr_id)
 {
@@ -191,8 +205,7 @@ int cm_pack_mra(uint8_t *mad, const struct cm_mad_hdr *hdr,
 		return EINVAL;
 	pack_hdr(mad, hdr, IB_CM_ATTR_MRA);
 	m = MSG(mad);
-	PUT(m, 0, 4, r->local_comm_id);
-	PUT(m, 4, 4, r->remote_comm_id);
+	ids_put(m, r->local_comm_id, r->remote_comm_id);
 	bits_put(m, 8, 0, 2, r->msg_mraed);
 	bits_put(m, 9, 0, 5, r->service_timeout);
 	memcpy(m + 10, r->pdata, CM_MRA_PDATA);
@@ -204,8 +217,7 @@ int cm_unpack_mra(const uint8_t *mad, struct cm_mra *r)
 	const uint8_t *m = MSG(mad);
 
 	memset(r, 0, sizeof(*r));
-	r->local_comm_id = (uint32_t)GET(m, 0, 4);
-	r->remote_comm_id = (uint32_t)GET(m, 4, 4);
+	ids_get(m, &r->local_comm_id, &r->remote_comm_id);
 	r->msg_mraed = (uint8_t)bits_get(m, 8, 0, 2);
 	r->service_timeout = (uint8_t)bits_get(m, 9, 0, 5);
 	memcpy(r->pdata, m + 10, CM_MRA_PDATA);
@@ -224,8 +236,7 @@ int cm_pack_rej(uint8_t *mad, const struct cm_mad_hdr *hdr,
 		return EINVAL;
 	pack_hdr(mad, hdr, IB_CM_ATTR_REJ);
 	m = MSG(mad);
-	PUT(m, 0, 4, r->local_comm_id);
-	PUT(m, 4, 4, r->remote_comm_id);
+	ids_put(m, r->local_comm_id, r->remote_comm_id);
 	bits_put(m, 8, 0, 2, r->msg_rejected);
 	bits_put(m, 9, 0, 7, r->ari_len);
 	PUT(m, 10, 2, r->reason);
@@ -239,8 +250,7 @@ int cm_unpack_rej(const uint8_t *mad, struct cm_rej *r)
 	const uint8_t *m = MSG(mad);
 
 	memset(r, 0, sizeof(*r));
-	r->local_comm_id = (uint32_t)GET(m, 0, 4);
-	r->remote_comm_id = (uint32_t)GET(m, 4, 4);
+	ids_get(m, &r->local_comm_id, &r->remote_comm_id);
 	r->msg_rejected = (uint8_t)bits_get(m, 8, 0, 2);
 	r->ari_len = (uint8_t)bits_get(m, 9, 0, 7);
 	r->reason = (uint16_t)GET(m, 10, 2);
@@ -263,8 +273,7 @@ int cm_pack_rep(uint8_t *mad, const struct cm_mad_hdr *hdr,
 		return EINVAL;
 	pack_hdr(mad, hdr, IB_CM_ATTR_REP);
 	m = MSG(mad);
-	PUT(m, 0, 4, r->local_comm_id);
-	PUT(m, 4, 4, r->remote_comm_id);
+	ids_put(m, r->local_comm_id, r->remote_comm_id);
 	PUT(m, 8, 4, r->local_qkey);
 	bits_put(m, 12, 0, 24, r->local_qpn);
 	bits_put(m, 20, 0, 24, r->starting_psn);
@@ -285,8 +294,7 @@ int cm_unpack_rep(const uint8_t *mad, struct cm_rep *r)
 	const uint8_t *m = MSG(mad);
 
 	memset(r, 0, sizeof(*r));
-	r->local_comm_id = (uint32_t)GET(m, 0, 4);
-	r->remote_comm_id = (uint32_t)GET(m, 4, 4);
+	ids_get(m, &r->local_comm_id, &r->remote_comm_id);
 	r->local_qkey = (uint32_t)GET(m, 8, 4);
 	r->local_qpn = (uint32_t)bits_get(m, 12, 0, 24);
 	r->starting_psn = (uint32_t)bits_get(m, 20, 0, 24);
@@ -304,29 +312,56 @@ int cm_unpack_rep(const uint8_t *mad, struct cm_rep *r)
 
 /* ---- RTU, DREQ, DREP (Tables 111-113) ---- */
 
-static void ids_put(uint8_t *m, uint32_t local, uint32_t remote)
+/* RTU and DREP are the same shape: the two IDs, 224 bytes of private
+ * data. */
+_Static_assert(CM_RTU_PDATA == CM_DREP_PDATA, "RTU and DREP alike");
+
+static int pack_ids_pdata(uint8_t *mad, const struct cm_mad_hdr *hdr,
+			  uint16_t attr_id, uint32_t local, uint32_t remote,
+			  const uint8_t *pdata)
 {
-	PUT(m, 0, 4, local);
-	PUT(m, 4, 4, remote);
+	if (!mad || !hdr)
+		return EINVAL;
+	pack_hdr(mad, hdr, attr_id);
+	ids_put(MSG(mad), local, remote);
+	memcpy(MSG(mad) + 8, pdata, CM_RTU_PDATA);
+	return 0;
+}
+
+static int unpack_ids_pdata(const uint8_t *mad, uint32_t *local,
+			    uint32_t *remote, uint8_t *pdata)
+{
+	ids_get(MSG(mad), local, remote);
+	memcpy(pdata, MSG(mad) + 8, CM_RTU_PDATA);
+	return 0;
 }
 
 int cm_pack_rtu(uint8_t *mad, const struct cm_mad_hdr *hdr,
 		const struct cm_rtu *r)
 {
-	if (!mad || !hdr || !r)
-		return EINVAL;
-	pack_hdr(mad, hdr, IB_CM_ATTR_RTU);
-	ids_put(MSG(mad), r->local_comm_id, r->remote_comm_id);
-	memcpy(MSG(mad) + 8, r->pdata, CM_RTU_PDATA);
-	return 0;
+	return r ? pack_ids_pdata(mad, hdr, IB_CM_ATTR_RTU, r->local_comm_id,
+				  r->remote_comm_id, r->pdata) :
+		   EINVAL;
 }
 
 int cm_unpack_rtu(const uint8_t *mad, struct cm_rtu *r)
 {
-	r->local_comm_id = (uint32_t)GET(MSG(mad), 0, 4);
-	r->remote_comm_id = (uint32_t)GET(MSG(mad), 4, 4);
-	memcpy(r->pdata, MSG(mad) + 8, CM_RTU_PDATA);
-	return 0;
+	return unpack_ids_pdata(mad, &r->local_comm_id, &r->remote_comm_id,
+				r->pdata);
+}
+
+int cm_pack_drep(uint8_t *mad, const struct cm_mad_hdr *hdr,
+		 const struct cm_drep *r)
+{
+	return r ? pack_ids_pdata(mad, hdr, IB_CM_ATTR_DREP, r->local_comm_id,
+				  r->remote_comm_id, r->pdata) :
+		   EINVAL;
+}
+
+int cm_unpack_drep(const uint8_t *mad, struct cm_drep *r)
+{
+	return unpack_ids_pdata(mad, &r->local_comm_id, &r->remote_comm_id,
+				r->pdata);
 }
 
 int cm_pack_dreq(uint8_t *mad, const struct cm_mad_hdr *hdr,
@@ -343,29 +378,9 @@ int cm_pack_dreq(uint8_t *mad, const struct cm_mad_hdr *hdr,
 
 int cm_unpack_dreq(const uint8_t *mad, struct cm_dreq *r)
 {
-	r->local_comm_id = (uint32_t)GET(MSG(mad), 0, 4);
-	r->remote_comm_id = (uint32_t)GET(MSG(mad), 4, 4);
+	ids_get(MSG(mad), &r->local_comm_id, &r->remote_comm_id);
 	r->remote_qpn = (uint32_t)bits_get(MSG(mad), 8, 0, 24);
 	memcpy(r->pdata, MSG(mad) + 12, CM_DREQ_PDATA);
-	return 0;
-}
-
-int cm_pack_drep(uint8_t *mad, const struct cm_mad_hdr *hdr,
-		 const struct cm_drep *r)
-{
-	if (!mad || !hdr || !r)
-		return EINVAL;
-	pack_hdr(mad, hdr, IB_CM_ATTR_DREP);
-	ids_put(MSG(mad), r->local_comm_id, r->remote_comm_id);
-	memcpy(MSG(mad) + 8, r->pdata, CM_DREP_PDATA);
-	return 0;
-}
-
-int cm_unpack_drep(const uint8_t *mad, struct cm_drep *r)
-{
-	r->local_comm_id = (uint32_t)GET(MSG(mad), 0, 4);
-	r->remote_comm_id = (uint32_t)GET(MSG(mad), 4, 4);
-	memcpy(r->pdata, MSG(mad) + 8, CM_DREP_PDATA);
 	return 0;
 }
 
