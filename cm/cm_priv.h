@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the IB CM (cm/): what cm_conn.c (ids, the consumer's calls,
+ * timers) and cm_recv.c (received messages, lookups) share. Lock
+ * contract as cm_conn.h: the caller serialises everything on a cm_dev.
+ */
+#ifndef ERNIC_CM_PRIV_H
+#define ERNIC_CM_PRIV_H
+
+#include "cm_conn.h"
+
+struct cm_id {
+	struct cm_dev *dev;
+	struct cm_id *next;		/* dev->ids */
+	void *user;
+	bool detached;			/* the consumer let go */
+	enum cm_state state;
+	struct cm_id *listener;		/* passive ids: where the REQ came */
+	uint64_t service_id;
+	uint32_t local_id, remote_id;
+	uint32_t remote_qpn, local_qpn;
+	uint8_t remote_gid[16];
+	struct cm_addr peer;
+	uint64_t tid;			/* of the exchange in progress */
+	/* What we last sent and may have to send again. */
+	uint8_t msg[IB_MAD_SIZE];
+	bool have_msg;
+	uint8_t retries_left, max_retries;
+	uint32_t timeout_ms;		/* per retransmission */
+	uint32_t peer_response_ms;	/* the peer's CM response timeout */
+	uint64_t deadline;		/* 0: no timer */
+};
+
+struct cm_dev {
+	struct cm_ops ops;
+	void *ctx;
+	uint64_t ca_guid;
+	uint32_t next_id;
+	uint64_t next_tid;
+	struct cm_id *ids;
+	struct cm_stats stats;
+};
+
+/* cm_conn.c */
+uint64_t cm_now(struct cm_dev *dev);
+void cm_id_free(struct cm_id *id);
+int cm_xmit(struct cm_dev *dev, const struct cm_addr *to,
+	    const uint8_t *mad);
+struct cm_mad_hdr cm_hdr_for(uint64_t tid);
+int cm_send_msg(struct cm_id *id, uint32_t timeout_ms);
+void cm_answer_unknown(struct cm_dev *dev, const struct cm_addr *to,
+		       uint64_t tid, uint16_t attr, uint32_t their_id,
+		       uint32_t our_id, uint16_t reason);
+void cm_enter_timewait(struct cm_id *id);
+uint16_t cm_msg_attr(const struct cm_id *id);
+void cm_reject_own(struct cm_id *id, uint16_t attr, uint16_t reason);
+void cm_tell(struct cm_id *id, const struct cm_event *ev);
+int cm_copy_pdata(uint8_t *dst, size_t room, const void *pdata,
+		  size_t len);
+
+/* cm_recv.c: an id by what a message names (NULL: none) */
+struct cm_id *cm_find_local(struct cm_dev *dev, uint32_t local_id);
+struct cm_id *cm_find_remote(struct cm_dev *dev, uint32_t remote_id,
+			     const uint8_t *gid);
+struct cm_id *cm_find_stale(struct cm_dev *dev, uint32_t remote_qpn,
+			    const uint8_t *gid);
+struct cm_id *cm_find_listener(struct cm_dev *dev, uint64_t service_id);
+
+#endif
