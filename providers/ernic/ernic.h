@@ -439,6 +439,8 @@ int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen);
 void ernic_events_stop(struct ernic_dev *dev);
 /* QP idx is now qp (or NULL) for the interrupt handler. */
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
+/* The QP went to ERR: its armed CQs fire (flush completions are due). */
+void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp);
 /* Before freeing: drop unread events, wait for the read ones' acks. */
 void ernic_events_qp_gone(struct ernic_dev *dev, struct ernic_qp *qp);
 void ernic_events_cq_gone(struct ernic_dev *dev, struct ernic_cq *cq);

@@ -307,6 +307,18 @@ void ernic_events_stop(struct ernic_dev *dev)
 	close(dev->ev_stop_fd);
 }
 
+/* modify_qp to ERR: what is posted now completes in error, by poll_cq,
+ * and an armed CQ is told so, as the kernel's flush tells it. Caller
+ * holds neither ev_lock nor the QP's locks. */
+void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	pthread_mutex_lock(&dev->ev_lock);
+	cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
+	if (qp->vqp.qp.recv_cq != qp->vqp.qp.send_cq)
+		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+	pthread_mutex_unlock(&dev->ev_lock);
+}
+
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp)
 {
 	pthread_mutex_lock(&dev->ev_lock);

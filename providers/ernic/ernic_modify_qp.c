@@ -339,5 +339,8 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	ernic_qp_dp_state(qp, next, &m);
 out:
 	pthread_mutex_unlock(&dev->lock);
+	if (!ret && next == IBV_QPS_ERR && cur != IBV_QPS_ERR &&
+	    cur != IBV_QPS_RESET)
+		ernic_events_qp_flushed(dev, qp);
 	return ret;
 }
