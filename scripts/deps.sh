@@ -2,7 +2,7 @@
 # Install the Debian 12 packages ernic builds and tests with.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang
-      libibverbs-dev ibverbs-utils perftest
+      libibverbs-dev ibverbs-utils perftest librdmacm-dev rdmacm-utils
       libnl-3-dev libnl-route-3-dev libcmocka-dev
       zlib1g-dev libpcap-dev tshark nftables
       libnetfilter-queue-dev libnftnl-dev libmnl-dev

@@ -259,7 +259,7 @@ grep -q "warning: ernic6 has no valid ernic.conf" "$WORK/list.err" ||
 	fail "list: no warning for a bad ernic.conf: $(cat "$WORK/list.err")"
 cp "$WORK/conf6.bak" "$conf6"
 libdir=$(dirname "$(dirname "$ERNICCTL")")/lib
-[ "$("$ERNICCTL" env)" = "export SYSFS_PATH=$SYS RDMAV_DRIVERS=$libdir/libernic LD_PRELOAD=$libdir/libernic-preload.so\"\${LD_PRELOAD:+:\$LD_PRELOAD}\"" ] ||
+[ "$("$ERNICCTL" env)" = "export SYSFS_PATH=$SYS RDMAV_DRIVERS=$libdir/libernic LD_PRELOAD=$libdir/libernic-preload.so\"\${LD_PRELOAD:+:\$LD_PRELOAD}\" LD_LIBRARY_PATH=$libdir/rdmacm\"\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\"" ] ||
 	fail "env: $("$ERNICCTL" env)"
 (cd "$WORK" && ERNIC_RUNDIR=run "$ERNICCTL" env | grep -q "SYSFS_PATH=$SYS ") ||
 	fail "env with a relative ERNIC_RUNDIR"

@@ -704,6 +704,12 @@ static int cmd_env(int argc, char **argv)
 	snprintf(buf, sizeof(buf), "%s/lib/libernic-preload.so", exe);
 	put_shell_word(buf);
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"", stdout);
+	/* librdmacm for ERNIC devices (rdma_cm programs), in a directory
+	 * of its own so it stands in for the distribution's only here. */
+	fputs(" LD_LIBRARY_PATH=", stdout);
+	snprintf(buf, sizeof(buf), "%s/lib/rdmacm", exe);
+	put_shell_word(buf);
+	fputs("\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"", stdout);
 	putchar('\n');
 	return 0;
 }
