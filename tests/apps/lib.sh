@@ -117,6 +117,8 @@ on_host() {
 }
 
 # TCP ports: a fresh one per server, skipping any already listening.
+# run_pair waits for the server with "${PAIR_READY:-listening} HOST PORT"
+# (rdma_cm servers listen on their device, not on a TCP port).
 NEXT_PORT=${APP_PORT_BASE:-18600}
 listening() { # HOST PORT
 	[ -n "$(on_host "$1" ss -Hltn "sport = :$2")" ]
@@ -183,7 +185,7 @@ run_pair() {
 	spid=$!
 	BG_PIDS+=("$spid")
 	for ((i = 0; i < LISTEN_TIMEOUT * 10; i++)); do
-		listening "$sh" "$PORT" && break
+		"${PAIR_READY:-listening}" "$sh" "$PORT" && break
 		if ! kill -0 "$spid" 2>/dev/null; then
 			wait "$spid" || src=$?
 			echo "FAIL: $label: server exited ($(describe_rc "$src")) before listening on port $PORT" >&2
@@ -192,7 +194,7 @@ run_pair() {
 		fi
 		sleep 0.1
 	done
-	if ! listening "$sh" "$PORT"; then
+	if ! "${PAIR_READY:-listening}" "$sh" "$PORT"; then
 		echo "FAIL: $label: server not listening on port $PORT after ${LISTEN_TIMEOUT}s" >&2
 		stop_pid "$spid"
 		show_output "server: ${srv[*]}" "$PAIR_SERVER_OUT"
