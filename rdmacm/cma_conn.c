@@ -45,8 +45,14 @@ static bool has_hdr(const struct cma_id *id)
 	return id->id.ps == RDMA_PS_TCP;
 }
 
-/* An id's starting PSN is chosen when it is made: a program with its own
- * QP (rdma_init_qp_attr) may take it to RTS before connecting. */
+/*
+ * A REQ's or REP's "starting PSN" is the PSN its sender's receive queue
+ * expects, i.e. the one the other side starts sending with: each side
+ * chooses its own and learns its send PSN from the other (the Linux CM
+ * reads the fields so, and it is the peer that counts). An id's receive
+ * PSN is chosen when it is made: a program with its own QP
+ * (rdma_init_qp_attr) may take it to RTR before the CM has spoken.
+ */
 uint32_t cma_random_psn(void)
 {
 	uint32_t r = 0;
@@ -269,7 +275,7 @@ static void on_req(struct cma_dev *dev, struct cm_id *cm,
 	id->cm = cm;
 	cm_id_set_user(cm, id);
 	id->remote_qpn = req->local_qpn;
-	id->rq_psn = req->starting_psn;
+	id->sq_psn = req->starting_psn;
 	id->path_mtu = min_u8(req->path_mtu, dev->port_mtu);
 	/* What we accept is what they will issue, and the reverse. */
 	id->responder_resources = min_u8(req->initiator_depth, dev->max_rd_atom);
@@ -300,7 +306,7 @@ static void on_rep(struct cma_id *id, struct cm_id *cm,
 	int ret;
 
 	id->remote_qpn = rep->local_qpn;
-	id->rq_psn = rep->starting_psn;
+	id->sq_psn = rep->starting_psn;
 	id->initiator_depth = min_u8(id->initiator_depth,
 				     rep->responder_resources);
 	id->responder_resources = min_u8(id->responder_resources,
@@ -421,7 +427,7 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cmid,
 	req.responder_resources = id->responder_resources;
 	req.initiator_depth = id->initiator_depth;
 	req.e2e_flow_control = param->flow_control;
-	req.starting_psn = id->sq_psn;
+	req.starting_psn = id->rq_psn;
 	req.retry_count = id->retry_count;
 	req.rnr_retry_count = id->rnr_retry_count;
 	req.pkey = 0xFFFF;
@@ -490,7 +496,7 @@ CMA_EXPORT int rdma_accept(struct rdma_cm_id *cmid,
 		}
 	}
 	rep.local_qpn = id->id.qp ? id->id.qp->qp_num : param->qp_num;
-	rep.starting_psn = id->sq_psn;
+	rep.starting_psn = id->rq_psn;
 	rep.responder_resources = id->responder_resources;
 	rep.initiator_depth = id->initiator_depth;
 	rep.rnr_retry_count = param ? min_u8(param->rnr_retry_count, 7) : 7;

@@ -175,7 +175,7 @@ struct cma_id *cma_id_alloc(struct rdma_event_channel *channel,
 	id->id.context = context;
 	id->id.ps = ps;
 	id->id.qp_type = IBV_QPT_RC;
-	id->sq_psn = cma_random_psn();
+	id->rq_psn = cma_random_psn();
 	pthread_cond_init(&id->acked, NULL);
 	return id;
 }
