@@ -494,3 +494,24 @@ const struct cm_stats *cm_dev_stats(const struct cm_dev *dev)
 {
 	return &dev->stats;
 }
+
+void cm_dev_shutdown(struct cm_dev *dev)
+{
+	struct cm_id *id, *nx;
+
+	for (id = dev->ids; id; id = nx) {
+		nx = id->next;	/* cm_id_destroy may free id, never another */
+		if (!id->detached)
+			cm_id_destroy(id);
+	}
+}
+
+unsigned int cm_dev_pending(const struct cm_dev *dev)
+{
+	unsigned int n = 0;
+
+	for (const struct cm_id *id = dev->ids; id; id = id->next)
+		n += id->state == CM_REQ_SENT || id->state == CM_MRA_REQ_RCVD ||
+		     id->state == CM_REP_SENT || id->state == CM_DREQ_SENT;
+	return n;
+}

@@ -118,6 +118,16 @@ void cm_dev_recv(struct cm_dev *dev, const struct cm_addr *from,
  * ms until the next deadline, or -1 if none. */
 int cm_dev_tick(struct cm_dev *dev);
 const struct cm_stats *cm_dev_stats(const struct cm_dev *dev);
+/*
+ * The consumer is leaving (its process ends): every id it still holds is
+ * let go as cm_id_destroy() does (established connections get a DREQ,
+ * connections being made a REJ). cm_dev_pending() then counts the ids
+ * whose DREQ, REQ or REP still waits for an answer: a consumer that can
+ * keep ticking a little longer lets the peer learn that it left (a CM in
+ * the kernel outlives processes; one in a process does not).
+ */
+void cm_dev_shutdown(struct cm_dev *dev);
+unsigned int cm_dev_pending(const struct cm_dev *dev);
 
 struct cm_id *cm_id_create(struct cm_dev *dev, void *user);
 /*

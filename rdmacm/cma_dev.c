@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,10 +341,59 @@ int cma_dev_get(struct cma_dev *dev)
 	return ret;
 }
 
+/* ERNIC_CM_STATS set: what each device's CM did, on stderr. */
+static void print_stats(struct cma_dev *d)
+{
+	const struct cm_stats *st = cm_dev_stats(d->cm);
+
+	fprintf(stderr,
+		"librdmacm (ernic): %s CM: rx %" PRIu64 " tx %" PRIu64
+		" tx_errors %" PRIu64 " rx_bad %" PRIu64 " rx_unknown %" PRIu64
+		" rx_dup %" PRIu64 " rx_stale %" PRIu64 " retransmits %" PRIu64
+		" timeouts %" PRIu64 "\n",
+		ibv_get_device_name(d->ibdev), st->rx, st->tx, st->tx_errors,
+		st->rx_bad, st->rx_unknown, st->rx_dup, st->rx_stale,
+		st->retransmits, st->timeouts);
+}
+
+/* The process is ending: connections it did not close are closed (as
+ * the kernel closes a dead process's), and each device's CM keeps
+ * working up to linger_ms until its DREQs are answered, so the peers
+ * learn it left. ERNIC_CM_LINGER_MS changes the wait (0: none). */
+static void linger(uint64_t linger_ms)
+{
+	uint64_t end = mono_ms(NULL) + linger_ms;
+	unsigned int pending;
+
+	for (int i = 0; i < ndevs; i++) {
+		pthread_mutex_lock(&devs[i]->lock);
+		if (devs[i]->running)
+			cm_dev_shutdown(devs[i]->cm);
+		pthread_mutex_unlock(&devs[i]->lock);
+		cma_dev_wake(devs[i]);
+	}
+	do {
+		pending = 0;
+		for (int i = 0; i < ndevs; i++) {
+			pthread_mutex_lock(&devs[i]->lock);
+			if (devs[i]->running)
+				pending += cm_dev_pending(devs[i]->cm);
+			pthread_mutex_unlock(&devs[i]->lock);
+		}
+		if (!pending)
+			break;
+		usleep(5000);
+	} while (mono_ms(NULL) < end);
+}
+
 /* At exit: stop the workers so none runs while the process unmaps the
  * provider. Contexts are left to the process's end. */
 static void __attribute__((destructor)) cma_dev_fini(void)
 {
+	bool stats = getenv("ERNIC_CM_STATS") != NULL;
+	const char *l = getenv("ERNIC_CM_LINGER_MS");
+
+	linger(l ? strtoull(l, NULL, 10) : 5000);
 	for (int i = 0; i < ndevs; i++) {
 		struct cma_dev *d = devs[i];
 
@@ -356,5 +406,7 @@ static void __attribute__((destructor)) cma_dev_fini(void)
 		pthread_mutex_unlock(&d->lock);
 		cma_dev_wake(d);
 		pthread_join(d->worker, NULL);
+		if (stats)
+			print_stats(d);
 	}
 }
