@@ -446,8 +446,11 @@ int ernic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 		statqp = ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP));
 	pthread_mutex_unlock(&dev->lock);
 
-	/* The IP may have moved the QP to FATAL on its own (Table 2-3). */
-	if (statqp & ERNIC_STATQP_FATAL)
+	/* The IP may have moved the QP to FATAL on its own (Table 2-3), or
+	 * a request completed in error (IBTA: the QP is in the error state
+	 * from then on). */
+	if ((statqp & ERNIC_STATQP_FATAL) ||
+	    (atomic_load(&qp->err) && attr->qp_state != IBV_QPS_RESET))
 		attr->qp_state = IBV_QPS_ERR;
 	attr->cur_qp_state = attr->qp_state;
 	attr->cap = qp->cap;

@@ -115,6 +115,35 @@ int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code)
 	return 0;
 }
 
+int ernicdv_query_qp_state(struct ibv_context *context, uint32_t qp_num,
+			   enum ibv_qp_state *state)
+{
+	struct ernic_dev *dev;
+	struct ernic_qp *qp;
+	int ret = 0;
+
+	if (!context || !state || !is_ernic_ctx(context))
+		return EINVAL;
+	dev = ctx_dev(context);
+	if (qp_num > dev->conf.c_num_qp)
+		return ENOENT;
+	/* ev_lock keeps the QP from being freed while it is looked at. */
+	pthread_mutex_lock(&dev->ev_lock);
+	qp = dev->ev_qp[qp_num];
+	if (!qp) {
+		ret = ENOENT;
+	} else {
+		*state = qp->attr.qp_state;
+		if (*state != IBV_QPS_RESET &&
+		    (atomic_load(&qp->err) ||
+		     (ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP)) &
+		      ERNIC_STATQP_FATAL)))
+			*state = IBV_QPS_ERR;
+	}
+	pthread_mutex_unlock(&dev->ev_lock);
+	return ret;
+}
+
 int ernicdv_sync_mr(struct ibv_mr *mr, void *addr, size_t len,
 		    enum ernicdv_sync_dir dir)
 {

@@ -55,6 +55,17 @@ int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
  */
 int ernicdv_query_qp_fatal(struct ibv_qp *qp, uint32_t *code);
 
+/*
+ * The state of the QP numbered qp_num on context's device, as
+ * ibv_query_qp() would give it (IBV_QPS_ERR once a request completed in
+ * error or the IP stopped the QP), without touching a struct ibv_qp: for
+ * a connection manager watching connections whose QPs the application
+ * may destroy at any time. Returns 0, ENOENT (no such QP, or not any
+ * more) or EINVAL (not an ERNIC context).
+ */
+int ernicdv_query_qp_state(struct ibv_context *context, uint32_t qp_num,
+			   enum ibv_qp_state *state);
+
 enum ernicdv_sync_dir {
 	ERNICDV_SYNC_FOR_CPU,		/* before reading what the peer wrote */
 	ERNICDV_SYNC_FOR_DEVICE,	/* after writing what the IP will read */
