@@ -47,6 +47,8 @@ struct cma_dv {
 			size_t len);
 	int (*mad_recv)(struct ernicdv_mad_agent *a,
 			struct ernicdv_mad_addr *from, void *mad, size_t len);
+	int (*qp_state)(struct ibv_context *c, uint32_t qp_num,
+			enum ibv_qp_state *state);
 };
 /* 0, or ENODEV when dev is not an ERNIC device (or its provider lacks
  * the calls this library needs). */
@@ -65,6 +67,7 @@ struct cma_dev {
 	struct cm_dev *cm;
 	pthread_mutex_t lock;
 	struct ibv_pd *pd;		/* for ids given no PD */
+	struct cma_id *watched;		/* established ids with a QP */
 	int wake[2];			/* the worker's wake-up pipe */
 	pthread_t worker;
 	bool running;
@@ -108,6 +111,9 @@ struct cma_id {
 	struct cma_dev **listen_devs;
 	struct cma_id *listener;	/* passive ids: who they came to */
 	struct cma_id *bound_next;	/* the port table (cma_id.c) */
+	struct cma_id *watch_next;	/* dev->watched, under dev->lock */
+	bool is_watched;
+	uint32_t watch_qpn;		/* the QP's number when established */
 	/* rdma_create_ep() on a passive id: what rdma_get_request()
 	 * creates each new id's QP with. */
 	struct ibv_qp_init_attr *ep_attr;
@@ -162,6 +168,10 @@ void cma_cm_event(void *ctx, struct cm_id *cm, const struct cm_event *ev);
 int cma_qp_to_init(struct cma_id *id);
 uint64_t cma_service_id(const struct cma_id *id);
 uint32_t cma_random_psn(void);
+/* Under dev->lock: established connections whose QP went to the error
+ * state are disconnected (cma_conn.c); true while any is watched. */
+bool cma_watch_qps(struct cma_dev *dev);
+void cma_unwatch(struct cma_id *id);
 
 /* cma_id.c */
 void cma_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -150,6 +150,61 @@ static void qp_to_err(struct cma_id *id)
 		ibv_modify_qp(id->id.qp, &a, IBV_QP_STATE);
 }
 
+/* ---- broken connections ----
+ *
+ * A process killed with SIGKILL takes its CM along: its peers get no
+ * DREQ, where a kernel CM would have sent one. What they see is their
+ * QP going to the error state (requests to the dead side run out of
+ * retries). The worker looks at the QPs of established connections once
+ * a second; one in error is disconnected (DREQ), and the application is
+ * told DISCONNECTED when the DREP comes or the DREQ times out.
+ */
+static void watch(struct cma_id *id)
+{
+	if (id->is_watched || !id->id.qp)
+		return;
+	id->watch_qpn = id->id.qp->qp_num;
+	id->watch_next = id->dev->watched;
+	id->dev->watched = id;
+	id->is_watched = true;
+}
+
+void cma_unwatch(struct cma_id *id)
+{
+	if (!id->is_watched)
+		return;
+	for (struct cma_id **p = &id->dev->watched; *p; p = &(*p)->watch_next)
+		if (*p == id) {
+			*p = id->watch_next;
+			break;
+		}
+	id->is_watched = false;
+}
+
+bool cma_watch_qps(struct cma_dev *dev)
+{
+	struct cma_id *id, *nx;
+
+	for (id = dev->watched; id; id = nx) {
+		enum ibv_qp_state st;
+
+		nx = id->watch_next;
+		if (id->state != CMA_ESTABLISHED || !id->cm) {
+			cma_unwatch(id);
+			continue;
+		}
+		/* By number: the application may have destroyed the QP (then
+		 * it is not ours to judge). */
+		if (dev->dv.qp_state(dev->verbs, id->watch_qpn, &st) ||
+		    st != IBV_QPS_ERR)
+			continue;
+		cma_unwatch(id);
+		if (!cm_send_dreq(id->cm, NULL, 0))
+			id->state = CMA_DISCONNECT;
+	}
+	return dev->watched != NULL;
+}
+
 /* ---- the CM's events ---- */
 
 static void conn_param_of(const struct cma_id *id, struct rdma_conn_param *p)
@@ -330,6 +385,7 @@ static void on_rep(struct cma_id *id, struct cm_id *cm,
 	}
 	cm_send_rtu(cm, NULL, 0);
 	id->state = CMA_ESTABLISHED;
+	watch(id);
 	cma_post_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, rep->pdata,
 		       sizeof(rep->pdata), &p);
 }
@@ -352,6 +408,7 @@ void cma_cm_event(void *ctx, struct cm_id *cm, const struct cm_event *ev)
 		break;
 	case CM_EV_ESTABLISHED:
 		id->state = CMA_ESTABLISHED;
+		watch(id);
 		conn_param_of(id, &p);
 		cma_post_event(id, NULL, RDMA_CM_EVENT_ESTABLISHED, 0, NULL, 0,
 			       &p);

@@ -256,6 +256,8 @@ static void *worker(void *arg)
 			cm_dev_recv(dev->cm, &ca, mad, sizeof(mad));
 		}
 		timeout = cm_dev_tick(dev->cm);
+		if (cma_watch_qps(dev) && (timeout < 0 || timeout > 1000))
+			timeout = 1000;
 		pthread_mutex_unlock(&dev->lock);
 	}
 	return NULL;

@@ -38,7 +38,8 @@ int cma_dv_lookup(struct ibv_device *dev, struct cma_dv *dv)
 		    "ERNIC_1.3") &&
 	     LOOKUP(h, dv->agent_fd, "ernicdv_mad_agent_fd", "ERNIC_1.3") &&
 	     LOOKUP(h, dv->mad_send, "ernicdv_mad_send", "ERNIC_1.3") &&
-	     LOOKUP(h, dv->mad_recv, "ernicdv_mad_recv", "ERNIC_1.3");
+	     LOOKUP(h, dv->mad_recv, "ernicdv_mad_recv", "ERNIC_1.3") &&
+	     LOOKUP(h, dv->qp_state, "ernicdv_query_qp_state", "ERNIC_1.4");
 	dlclose(h);
 	return ok ? 0 : ENODEV;
 }

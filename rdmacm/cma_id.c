@@ -234,6 +234,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cmid)
 	/* Detach from the CM first: after this no event is made for id. */
 	if (id->cm) {
 		pthread_mutex_lock(&id->dev->lock);
+		cma_unwatch(id);
 		cm_id_destroy(id->cm);
 		id->cm = NULL;
 		pthread_mutex_unlock(&id->dev->lock);
