@@ -65,6 +65,9 @@ set_tests_properties(app_soak PROPERTIES FIXTURES_REQUIRED ernicdevs
 add_test(NAME app_netns
   COMMAND bash ${_apps}/netns.sh $<TARGET_FILE:icrc_check>)
 add_test(NAME app_netns_loss COMMAND bash ${_apps}/netns_loss.sh)
-set_tests_properties(app_netns app_netns_loss PROPERTIES
+# rdma_cm across namespaces, captured, under 5% loss, and failing.
+add_test(NAME app_rdmacm_faults
+  COMMAND bash ${_apps}/rdmacm_faults.sh $<TARGET_FILE:icrc_check>)
+set_tests_properties(app_netns app_netns_loss app_rdmacm_faults PROPERTIES
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 1800)

@@ -15,8 +15,8 @@
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
-need_cmds rping ucmatose rdma_server rdma_client udaddy ib_write_bw \
-	ib_read_bw ib_send_bw ib_send_lat ib_write_lat ss
+need_cmds rping ucmatose rdma_server rdma_client udaddy mckey ib_write_bw \
+	ib_read_bw ib_send_bw ib_send_lat ib_write_lat ib_read_lat ss
 : "${ERNICCTL:?}"
 
 # Hosts 0 and 1: software ERNICs in the programs' own processes; hosts 2
@@ -153,12 +153,15 @@ perftest_r_case() { # PROG N [EXTRA...]
 # Everything on the in-process pair; the main programs on the virtual
 # FPGAs, whose QP1 and completion events go through the UIO backend.
 use_pair host0 host1
-rping_case "size=64" 64 100
-rping_case "size=60000" 60000 20
+# rping's -S takes 23 to 65535 bytes (its own limits): the smallest, a
+# page and the largest, 200 pings each.
+rping_case "size=23" 23 200
+rping_case "size=4096" 4096 200
+rping_case "size=65535" 65535 200
 # -q: the program's own QP, taken through its states with
 # rdma_init_qp_attr() and connected with rdma_establish().
 rping_case "own QP" 1024 20 -q
-ucma_case "4 conns" 4 100 1000
+ucma_case "10 conns" 10 100 1000
 ucma_case "migrate" 2 10 100 -m
 rdma_server_case
 perftest_r_case ib_write_bw 1000 -s 65536
@@ -166,7 +169,8 @@ perftest_r_case ib_read_bw 1000 -s 65536
 perftest_r_case ib_send_bw 1000 -s 4096
 perftest_r_case ib_write_lat 1000 -s 2
 perftest_r_case ib_send_lat 1000 -s 2
-perftest_r_case ib_write_bw 200 -q 4 -s 8192
+perftest_r_case ib_read_lat 1000 -s 2
+perftest_r_case ib_write_bw 200 -q 8 -s 8192
 
 use_pair host2 host3
 rping_case "size=64" 64 100
@@ -191,9 +195,12 @@ out=$(on_host host1 timeout 30 rping -c -a "$ip0" -I "$ip1" -p 18597 -C 1 -d 2>&
 grep -q 'RDMA_CM_EVENT_REJECTED, error 8' <<<"$out" ||
 	case_failed "rping to no listener" "not rejected with reason 8 (invalid service ID): $out"
 stop_pid "${BG_PIDS[-1]}"
-out=$(on_host host1 timeout 30 udaddy -s "$ip0" -b "$ip1" 2>&1) &&
-	case_failed udaddy "UD succeeded: $out"
-grep -q 'ERNIC has only RC' <<<"$out" ||
-	case_failed udaddy "no reason given: $out"
+for prog in "udaddy -s $ip0 -b $ip1" "mckey -m 239.1.1.1 -b $ip1"; do
+	# shellcheck disable=SC2086 # the program and its options
+	out=$(on_host host1 timeout 30 $prog 2>&1) &&
+		case_failed "${prog%% *}" "UD succeeded: $out"
+	grep -q 'ERNIC has only RC' <<<"$out" ||
+		case_failed "${prog%% *}" "no reason given: $out"
+done
 echo "ok: refusals"
 finish
