@@ -41,9 +41,14 @@ void eng_count(struct eng *e, uint32_t off, unsigned int shift)
 	eng_set(e, off, (v & ~(0xFFFFu << shift)) | f << shift);
 }
 
+void eng_raise(struct eng *e, uint32_t off, uint32_t bits)
+{
+	ernic_model_hw_set(e->m, off, bits);
+}
+
 void eng_irq(struct eng *e, uint32_t bits)
 {
-	eng_set(e, ERNIC_INTSTS, eng_reg(e->m, ERNIC_INTSTS) | bits);
+	eng_raise(e, ERNIC_INTSTS, bits);
 }
 
 int eng_dma_read(struct eng *e, uint64_t bus, void *dst, size_t len)
@@ -195,9 +200,8 @@ void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
 	if (db)
 		eng_dma_store32(e, db, q->cq_pi);
 	if (qpconf & ERNIC_QPCONF_CQ_INT_EN) {
-		uint32_t r = ERNIC_CQINTSTS(ERNIC_QPINT_WORD(i));
-
-		eng_set(e, r, eng_reg(m, r) | ERNIC_QPINT_BIT(i));
+		eng_raise(e, ERNIC_CQINTSTS(ERNIC_QPINT_WORD(i)),
+			  ERNIC_QPINT_BIT(i));
 		eng_irq(e, ERNIC_INT_WQE_COMPLETION);
 	}
 	eng_count(e, ERNIC_QPMSTS, 16);

@@ -193,6 +193,8 @@ static inline uint64_t eng_reg64(const struct ernic_model *m, uint32_t lsb,
 void eng_set(struct eng *e, uint32_t off, uint32_t val);
 /* Add to a 16-bit counter field of a status register. */
 void eng_count(struct eng *e, uint32_t off, unsigned int shift);
+/* Set bits of a W1C status word (ernic_model_hw_set). */
+void eng_raise(struct eng *e, uint32_t off, uint32_t bits);
 /* Raise INTSTS bits (PG332 "Interrupts"). */
 void eng_irq(struct eng *e, uint32_t bits);
 /* Memory the IP masters: bounds-checked against live mappings. */

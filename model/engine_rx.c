@@ -247,11 +247,9 @@ static bool credit_ok(struct eng *e, uint32_t i, const struct eng_rq_view *v)
 
 static void rq_irq(struct eng *e, uint32_t i)
 {
-	uint32_t r = ERNIC_RQINTSTS(ERNIC_QPINT_WORD(i));
-
 	if (!(eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_RQ_INT_EN))
 		return;
-	eng_set(e, r, eng_reg(e->m, r) | ERNIC_QPINT_BIT(i));
+	eng_raise(e, ERNIC_RQINTSTS(ERNIC_QPINT_WORD(i)), ERNIC_QPINT_BIT(i));
 	eng_irq(e, ERNIC_INT_RQ_PKT_RX);
 }
 

@@ -101,6 +101,12 @@ void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val);
 /* Hardware-side update of any register (status, counters, pointers),
  * bypassing the software access rules; bits outside the mask are dropped. */
 void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val);
+/* Set bits of a W1C status word as the IP raises a cause: atomic with
+ * software's clears. A bit set already stays set; one that software
+ * cleared before is set again, and INTSTS raises rnic_intr again. (A
+ * read, then ernic_model_hw_write, could bring back bits software
+ * cleared in between.) */
+void ernic_model_hw_set(struct ernic_model *m, uint32_t off, uint32_t bits);
 
 /* Wait for the rnic_intr line, the OR of INTSTS & INTEN (PG332 ch.3
  * "Interrupts"): level, so it returns at once while any enabled status

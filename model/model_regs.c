@@ -389,7 +389,10 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 		eng_reg_written(m->eng, off, qp);
 }
 
-void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val)
+/* The word becomes (word & keep) | val, under the lock that software's
+ * writes take: a W1C clear comes wholly before or after it. */
+static void hw_update(struct ernic_model *m, uint32_t off, uint32_t keep,
+		      uint32_t val)
 {
 	const struct ernic_reg_desc *d = ernic_reg_lookup(off, m->c_num_qp,
 							  NULL);
@@ -397,11 +400,21 @@ void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val)
 	if (!d)
 		return;
 	pthread_mutex_lock(&m->lock);
-	reg_set(m, off, val & d->mask);
+	reg_set(m, off, ((reg_get(m, off) & keep) | val) & d->mask);
 	if (m->hw_hook)
 		m->hw_hook(m->hw_hook_arg, off);
 	irq_update(m, off);
 	pthread_mutex_unlock(&m->lock);
+}
+
+void ernic_model_hw_write(struct ernic_model *m, uint32_t off, uint32_t val)
+{
+	hw_update(m, off, 0, val);
+}
+
+void ernic_model_hw_set(struct ernic_model *m, uint32_t off, uint32_t bits)
+{
+	hw_update(m, off, UINT32_MAX, bits);
 }
 
 int ernic_model_wait_irq(struct ernic_model *m, int timeout_ms)

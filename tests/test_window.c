@@ -3,8 +3,10 @@
  * The virtual FPGA's shared-memory register window (ernic_window.h):
  * plain stores by "software" reach the model with the Table 2-7 rules,
  * hardware state is published back, W1C works when software writes back
- * what it read, and a batch of writes is applied in PG332 order.
+ * what it read, a cause raised after a pass applied the clear stays set
+ * and interrupts again, and a batch of writes is applied in PG332 order.
  */
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +141,79 @@ static void test_w1c(void **state)
 	assert_false(sw_rd(f, ERNIC_CQINTSTS(2)) & ERNIC_QPINT_BIT(34));
 }
 
+/* Whether the model's interrupt fd has an event (ernic_model.h). */
+static bool irq_pending(struct fix *f)
+{
+	struct pollfd p = { .fd = ernic_model_irq_fd(f->m), .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+/* One round of the provider's handler for QP 34's completion: read the
+ * causes and write them back, then the per-QP word. */
+static void handler_clears(struct fix *f)
+{
+	uint32_t v = sw_rd(f, ERNIC_INTSTS) & ERNIC_INT_ALL;
+
+	assert_int_equal(v, ERNIC_INT_WQE_COMPLETION);
+	sw_wr(f, ERNIC_INTSTS, v);
+	v = sw_rd(f, ERNIC_CQINTSTS(2));
+	assert_true(v & ERNIC_QPINT_BIT(34));
+	sw_wr(f, ERNIC_CQINTSTS(2), ERNIC_QPINT_BIT(34));
+}
+
+static void raise_qp34(struct fix *f)
+{
+	ernic_model_hw_set(f->m, ERNIC_CQINTSTS(2), ERNIC_QPINT_BIT(34));
+	ernic_model_hw_set(f->m, ERNIC_INTSTS, ERNIC_INT_WQE_COMPLETION);
+}
+
+/*
+ * The window's writes are posted: a clear takes effect at the pass, and
+ * a cause raised before it (the bit already set) goes with it, as on a
+ * bus where the write arrives after the cause. That is why the handler
+ * flushes (a pass on demand) before it services: a cause raised after
+ * the pass stays set, in the model and in the window, and interrupts
+ * again once the handler unmasks.
+ */
+static void test_w1c_raised_again(void **state)
+{
+	struct fix *f = *state;
+
+	sw_wr(f, ERNIC_INTEN, ERNIC_INT_WQE_COMPLETION);
+	sw_wr(f, ERNIC_QP(34, ERNIC_QPCONF), ERNIC_QPCONF_CQ_INT_EN);
+	ernic_window_sync(f->w);
+	assert_false(irq_pending(f));
+	raise_qp34(f);
+	assert_true(irq_pending(f));	/* delivered: masked from now on */
+
+	/* Raised again before the pass: cleared with the first. */
+	handler_clears(f);
+	raise_qp34(f);
+	assert_int_equal(ernic_window_sync(f->w), 2);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_INTSTS), 0);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)), 0);
+	ernic_model_irq_enable(f->m);
+	assert_false(irq_pending(f));
+
+	/* Raised again after the pass: set, seen, and delivered again. */
+	raise_qp34(f);
+	assert_true(irq_pending(f));
+	handler_clears(f);
+	assert_int_equal(ernic_window_sync(f->w), 2);	/* the flush */
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_INTSTS), 0);
+	raise_qp34(f);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_INTSTS),
+			 ERNIC_INT_WQE_COMPLETION);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)),
+			 ERNIC_QPINT_BIT(34));
+	assert_int_equal(sw_rd(f, ERNIC_INTSTS) & ERNIC_INT_ALL,
+			 ERNIC_INT_WQE_COMPLETION);
+	assert_true(sw_rd(f, ERNIC_CQINTSTS(2)) & ERNIC_QPINT_BIT(34));
+	ernic_model_irq_enable(f->m);	/* consumes the first, fires again */
+	assert_true(irq_pending(f));
+}
+
 /* PG332 "QP Deletion" written in one go between two passes: override
  * on, QP disabled, pointers zeroed, override off. */
 static void test_override_batch(void **state)
@@ -246,6 +321,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rw_ro, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_w1c, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_w1c_raised_again, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_override_batch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_before_rx, setup, teardown),
