@@ -9,7 +9,9 @@
  *                                   both processes map shared
  *   dev/uio0.irq                    the interrupt: a SOCK_SEQPACKET socket
  *                                   speaking UIO's protocol (4-byte event
- *                                   count to read, 1 to write to unmask)
+ *                                   count to read, 1 to write to unmask),
+ *                                   and flushes of posted writes
+ *                                   (common/ernic_vfpga.h)
  *   dev/udmabuf0                    DDR the IP masters (u-dma-buf)
  *   sys/class/uio/uio0/...          name, maps/map0/{addr,size,offset}
  *   sys/class/u-dma-buf/udmabuf0/   phys_addr, size
@@ -45,6 +47,7 @@
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "ernic_model.h"
+#include "ernic_vfpga.h"
 #include "ernic_window.h"
 #include "fsutil.h"
 
@@ -57,6 +60,7 @@ static struct {
 	struct ernic_window *w;
 	atomic_bool stop;
 	int clients[MAX_CLIENTS];
+	bool control[MAX_CLIENTS];	/* flushes only: no event counts */
 	uint32_t irq_count;
 	bool irq_out;			/* delivered, waiting for an unmask */
 } vf;
@@ -166,29 +170,58 @@ static void *poller(void *arg)
 	return NULL;
 }
 
+static void client_close(int k)
+{
+	close(vf.clients[k]);
+	vf.clients[k] = -1;
+	vf.control[k] = false;
+}
+
 static void send_count(void)
 {
 	for (int k = 0; k < MAX_CLIENTS; k++)
-		if (vf.clients[k] >= 0 &&
+		if (vf.clients[k] >= 0 && !vf.control[k] &&
 		    send(vf.clients[k], &vf.irq_count, sizeof(vf.irq_count),
-			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN) {
-			close(vf.clients[k]);
-			vf.clients[k] = -1;
-		}
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno != EAGAIN)
+			client_close(k);
 }
 
-/* A client's 4-byte write: 1 unmasks (UIO irqcontrol), 0 is ignored. */
+/*
+ * A flush: software's writes so far take effect now, as on the IP when
+ * they arrive, not at the poller's next pass; the answer tells software
+ * they have. The provider's interrupt handler flushes its W1C writes
+ * before it services what it cleared: a cause raised again after the
+ * pass stays set and interrupts again, where one raised between the
+ * write and a later pass would be cleared with the old one, unserviced.
+ */
+static void client_flush(int k, const struct ernic_vfpga_msg *req)
+{
+	vf.control[k] = true;
+	ernic_window_sync(vf.w);
+	if (send(vf.clients[k], req, sizeof(*req),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
+		client_close(k);
+}
+
+/* A client's message: a 4-byte write, where 1 unmasks (UIO irqcontrol)
+ * and 0 is ignored, or a flush. */
 static void client_msg(int k)
 {
-	uint32_t v;
-	ssize_t n = recv(vf.clients[k], &v, sizeof(v), MSG_DONTWAIT);
+	union {
+		uint32_t v;
+		struct ernic_vfpga_msg req;
+	} u;
+	ssize_t n = recv(vf.clients[k], &u, sizeof(u), MSG_DONTWAIT);
 
 	if (n == 0 || (n < 0 && errno != EAGAIN)) {
-		close(vf.clients[k]);
-		vf.clients[k] = -1;
+		client_close(k);
 		return;
 	}
-	if (n != sizeof(v) || v != 1)
+	if (n == sizeof(u.req) && u.req.op == ERNIC_VFPGA_FLUSH) {
+		client_flush(k, &u.req);
+		return;
+	}
+	if (n != sizeof(u.v) || u.v != 1)
 		return;
 	/* The handler's W1C writes reach the model before the unmask, as
 	 * on the bus they precede it. */
