@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +37,21 @@
 #include "ernic_conf.h"
 #include "dma_cache.h"
 #include "ernic_hw.h"
+#include "ernic_vfpga.h"
 #include "mmio.h"
 #include "uio_dma.h"
+
+/* How long the virtual FPGA may take to answer a flush. */
+#define VFPGA_FLUSH_TIMEOUT_MS 5000
 
 struct uio_access {
 	struct ernic_access base;	/* first: ops dispatch casts back */
 	struct ernic_access_ops ops;	/* uio_ops, + dma_sync if coherent=0 */
 	int fd;
 	int irq;			/* fd, or the virtual FPGA's socket */
+	int ctl;			/* virtual FPGA: flushes; else -1 */
+	pthread_mutex_t ctl_lock;	/* one flush at a time on ctl */
+	uint32_t ctl_seq;
 	void *regs_map;			/* mmap of map0 */
 	size_t regs_maplen;
 	volatile uint32_t *regs;	/* the window inside it */
@@ -121,6 +129,63 @@ static int ua_wait_irq(struct ernic_access *acc, int timeout_ms)
 	return r ? -r : 1;
 }
 
+/*
+ * The virtual FPGA applies the window's writes at its next pass: ask for
+ * one now and wait until it is done (common/ernic_vfpga.h). Event counts
+ * sent to this connection before the virtual FPGA knew it for a control
+ * one are dropped: the interrupt socket has them too. So is the late
+ * answer to a flush that timed out.
+ */
+static int vfpga_flush(struct uio_access *ua)
+{
+	struct ernic_vfpga_msg req = { .op = ERNIC_VFPGA_FLUSH }, ans;
+	struct pollfd p = { .fd = ua->ctl, .events = POLLIN };
+	int rc = 0;
+
+	pthread_mutex_lock(&ua->ctl_lock);
+	req.seq = ++ua->ctl_seq;
+	if (send(ua->ctl, &req, sizeof(req), MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(req)) {
+		rc = errno ? errno : EIO;
+		goto out;
+	}
+	for (;;) {
+		int r = poll(&p, 1, VFPGA_FLUSH_TIMEOUT_MS);
+		ssize_t n;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = r ? errno : ETIMEDOUT;
+			break;
+		}
+		n = recv(ua->ctl, &ans, sizeof(ans), MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			rc = n ? errno : ECONNRESET;
+			break;
+		}
+		if (n == (ssize_t)sizeof(ans) && ans.op == ERNIC_VFPGA_FLUSH &&
+		    ans.seq == req.seq)
+			break;
+	}
+out:
+	pthread_mutex_unlock(&ua->ctl_lock);
+	return rc;
+}
+
+/* Writes are posted on the bus too: a read-back waits for them. */
+static int ua_flush(struct ernic_access *acc)
+{
+	struct uio_access *ua = to_uio(acc);
+
+	if (ua->ctl >= 0)
+		return vfpga_flush(ua);
+	ernic_mmio_flush(ua->regs);
+	return 0;
+}
+
 static void ua_close(struct ernic_access *acc)
 {
 	struct uio_access *ua = to_uio(acc);
@@ -130,6 +195,9 @@ static void ua_close(struct ernic_access *acc)
 	uio_dma_destroy(ua->dma);
 	if (ua->regs_map)
 		munmap(ua->regs_map, ua->regs_maplen);
+	if (ua->ctl >= 0)
+		close(ua->ctl);
+	pthread_mutex_destroy(&ua->ctl_lock);
 	if (ua->irq >= 0 && ua->irq != ua->fd)
 		close(ua->irq);
 	if (ua->fd >= 0)
@@ -155,6 +223,7 @@ static const struct ernic_access_ops uio_ops = {
 	.wait_irq = ua_wait_irq,
 	.irq_fd = ua_irq_fd,
 	.irq_enable = ua_irq_enable,
+	.flush = ua_flush,
 	.close = ua_close,
 };
 
@@ -280,10 +349,20 @@ static int udmabuf_open(const struct ernic_conf *conf, struct uio_dma **out,
 	return rc;
 }
 
+/* A connection to the virtual FPGA's socket sa; 0 or errno. */
+static int vfpga_connect(const struct sockaddr_un *sa, int *fd)
+{
+	*fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || connect(*fd, (const struct sockaddr *)sa, sizeof(*sa)))
+		return errno;
+	return 0;
+}
+
 /*
  * UIO's interrupt is the device file itself. The virtual FPGA's device
  * file is a plain file (it cannot block a read): it serves the same
- * 4-byte protocol on the socket DEV.irq instead.
+ * 4-byte protocol on the socket DEV.irq instead, and flushes on a
+ * second connection to it.
  */
 static int irq_open(struct uio_access *ua, const char *dev, char *err,
 		    size_t errlen)
@@ -303,16 +382,23 @@ static int irq_open(struct uio_access *ua, const char *dev, char *err,
 		snprintf(err, errlen, "uio: %s.irq: path too long", dev);
 		return ENAMETOOLONG;
 	}
-	ua->irq = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (ua->irq < 0 ||
-	    connect(ua->irq, (struct sockaddr *)&sa, sizeof(sa))) {
-		rc = errno;
+	rc = vfpga_connect(&sa, &ua->irq);
+	if (!rc)
+		rc = vfpga_connect(&sa, &ua->ctl);
+	if (rc) {
 		snprintf(err, errlen, "uio: %s is not a character device and "
 			 "%s does not answer: %s", dev, sa.sun_path,
 			 strerror(rc));
 		return rc;
 	}
-	return 0;
+	/* The first flush makes ctl a control connection, and shows that
+	 * this virtual FPGA knows flushes. */
+	rc = vfpga_flush(ua);
+	if (rc)
+		snprintf(err, errlen, "uio: %s does not answer a flush: %s "
+			 "(an ernic-vfpga older than this provider?)",
+			 sa.sun_path, strerror(rc));
+	return rc;
 }
 
 int ernic_access_uio_open(const struct ernic_conf *conf,
@@ -358,6 +444,8 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		ua->ops.dma_sync = ua_dma_sync;
 	ua->base.ops = &ua->ops;
 	ua->irq = -1;
+	ua->ctl = -1;
+	pthread_mutex_init(&ua->ctl_lock, NULL);
 	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
 	ua->fd = open(dev, O_RDWR | O_CLOEXEC);
 	if (ua->fd < 0) {

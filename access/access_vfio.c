@@ -136,6 +136,12 @@ static int va_irq_enable(struct ernic_access *acc)
 	return 0;
 }
 
+static int va_flush(struct ernic_access *acc)
+{
+	ernic_mmio_flush(to_vfio(acc)->regs);
+	return 0;
+}
+
 static int va_wait_irq(struct ernic_access *acc, int timeout_ms)
 {
 	struct pollfd p = { .fd = to_vfio(acc)->irq, .events = POLLIN };
@@ -216,6 +222,7 @@ static const struct ernic_access_ops vfio_ops = {
 	.wait_irq = va_wait_irq,
 	.irq_fd = va_irq_fd,
 	.irq_enable = va_irq_enable,
+	.flush = va_flush,
 	.close = va_close,
 };
 

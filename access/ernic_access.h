@@ -52,6 +52,12 @@ struct ernic_access_ops {
 	 * masked until irq_enable() consumes the event and unmasks it. */
 	int (*irq_fd)(struct ernic_access *acc);
 	int (*irq_enable)(struct ernic_access *acc);
+	/* Register writes may be posted: make those made so far take
+	 * effect in the IP before returning (hardware: a read-back, which
+	 * does not pass the writes before it; the virtual FPGA: a window
+	 * pass). NULL when every write takes effect as it is made. Returns
+	 * 0 or errno. */
+	int (*flush)(struct ernic_access *acc);
 	/* Non-coherent DMA only (NULL when the IP's DMA is coherent): make
 	 * [va, va+len) of DMA memory or of a mapped user buffer agree
 	 * between the CPU's caches and DDR in direction dir. */
@@ -87,6 +93,13 @@ static inline void ernic_dma_sync(struct ernic_access *acc, const void *va,
 {
 	if (acc->ops->dma_sync)
 		acc->ops->dma_sync(acc, va, len, dir);
+}
+
+/* Flush posted register writes: after W1C writes, before acting on
+ * what was cleared, so a cause raised again from then on stays set. */
+static inline int ernic_access_flush(struct ernic_access *acc)
+{
+	return acc->ops->flush ? acc->ops->flush(acc) : 0;
 }
 
 /* Write a 64-bit bus address to an LSB/MSB register pair. */

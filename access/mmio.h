@@ -30,4 +30,13 @@ static inline void ernic_mmio_wr(volatile uint32_t *win, uint32_t off,
 			      memory_order_release);
 }
 
+/* Posted writes reach the IP before a read of the same window returns
+ * (PCIe: a read does not pass posted writes; Zynq: UIO maps the window
+ * Device-nGnRnE, whose accesses reach the slave in program order).
+ * XRNICCONF: reading it has no side effect. */
+static inline void ernic_mmio_flush(volatile uint32_t *win)
+{
+	(void)ernic_mmio_rd(win, ERNIC_XRNICCONF);
+}
+
 #endif
