@@ -5,6 +5,8 @@
  * interrupt handler: a thread per device waits on the access layer's
  * interrupt fd, reads INTSTS, then CQINTSTSn / RQINTSTSn to learn which
  * QPs need service, clears what it read (W1C) and unmasks the interrupt.
+ * Each clear is flushed before the handler acts on it: a write may be
+ * posted, and a cause raised again before a late clear would go with it.
  *
  * - A CQ event goes to an armed CQ's completion channel as the kernel
  *   would send it (struct ib_uverbs_comp_event_desc), so libibverbs'
@@ -66,6 +68,17 @@ static void cq_fire(struct ernic_cq *cq, bool solicited)
 		cq->events_sent++;
 }
 
+/* The W1C writes so far take effect now: a cause raised from here on
+ * stays set, and one raised before is serviced after this. */
+static void ev_flush(struct ernic_dev *dev)
+{
+	int rc = ernic_access_flush(dev->acc);
+
+	if (rc)
+		ernic_log("interrupt: cannot flush the status clears: %s",
+			  strerror(rc));
+}
+
 /* Bits of CQINTSTSn / RQINTSTSn: each set bit is a QP to service. */
 static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 		    bool recv)
@@ -96,6 +109,7 @@ static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 		if (!ack)
 			continue;
 		ernic_wr(acc, reg(w), ack);
+		ev_flush(dev);
 		for (uint32_t b = 0; b < 32; b++) {
 			struct ernic_qp *qp = qps[b];
 
@@ -191,6 +205,7 @@ static void ev_service(struct ernic_dev *dev)
 	if (!sts)
 		return;
 	ernic_wr(dev->acc, ERNIC_INTSTS, sts);
+	ev_flush(dev);
 	pthread_mutex_lock(&dev->ev_lock);
 	if (sts & ERNIC_INT_WQE_COMPLETION)
 		qp_bits(dev, cqintsts, false);
