@@ -280,8 +280,6 @@ static void test_event_after_whole_message(void **state)
 	struct pair p;
 
 	(void)state;
-	if (getenv("DP_VFPGA"))
-		skip();	/* the virtual FPGA loses interrupts: docs/hardware.md */
 	ev_open(&EB);
 	pair_up(&p, 16, 16);
 	fill(A.buf, len, 77);

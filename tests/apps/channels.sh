@@ -4,11 +4,12 @@
 # eval "$(ernicctl env)", ibv_rc_pingpong -e, ib_send_bw -e and
 # ib_send_lat -e, which sleep in ibv_get_cq_event() for every
 # completion, between the fixture's software devices (ernict0 =
-# 127.0.0.2, ernict1 = 127.0.0.3). A lost or late event hangs the
-# program, which fails the case. (The UIO path is left out until the
-# virtual FPGA applies W1C writes when software makes them: it applies
-# them at the next window pass, clearing events that came in between.) First, without libernic-preload.so, ibv_rc_pingpong -e must fail
-# as libibverbs alone makes it fail: the preload is what makes it work.
+# 127.0.0.2, ernict1 = 127.0.0.3), then between its virtual FPGAs on the
+# UIO path (ernicu0 = 127.0.0.52, ernicu1 = 127.0.0.53), where the
+# interrupt handler's W1C clears are posted writes that it flushes. A
+# lost or late event hangs the program, which fails the case. First,
+# without libernic-preload.so, ibv_rc_pingpong -e must fail as
+# libibverbs alone makes it fail: the preload is what makes it work.
 #   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -18,6 +19,10 @@ need_cmds ibv_rc_pingpong ib_send_bw ib_send_lat ss
 
 define_host udp0 ernict0 127.0.0.2
 define_host udp1 ernict1 127.0.0.3
+define_host uio0 ernicu0 127.0.0.52
+define_host uio1 ernicu1 127.0.0.53
+"$ERNICCTL" list | grep -q '^ernicu0 .* uio 127\.0\.0\.52 ' ||
+	fail "ernicu0 is not a UIO-path device"
 
 # Without the preload: libibverbs asks the (absent) kernel driver.
 out=$(LD_PRELOAD= timeout 20 ibv_rc_pingpong -d ernict0 -g 0 -e -p 18599 2>&1) &&
@@ -33,14 +38,19 @@ eval "$("$ERNICCTL" env)"
 [ "$(printf 'a\nb\n' | sort -r | tr '\n' ' ')" = "b a " ] ||
 	fail "sort/tr misbehave with LD_PRELOAD=$LD_PRELOAD"
 
-PINGPONG_EXTRA=-e
-for s in 1 4096 65536; do
-	pingpong_case lo-udp-events udp0 udp1 "$s" 1024 200
+for pair in "lo-udp-events udp0 udp1" "uio-events uio0 uio1"; do
+	read -r label a b <<<"$pair"
+	PINGPONG_EXTRA=-e
+	for s in 1 4096 65536; do
+		pingpong_case "$label" "$a" "$b" "$s" 1024 200
+	done
+	PINGPONG_EXTRA=
+	# (perftest refuses -e for RDMA WRITE: "Events feature not
+	# available".)
+	perftest_case "$label" "$a" "$b" ib_send_bw 200 -a -e
+	# Latency with events polls once per event: an event before a
+	# message is whole would put it out of step (sizes up to 8 MiB,
+	# past the RQ).
+	perftest_case "$label" "$a" "$b" ib_send_lat 200 -a -e
 done
-PINGPONG_EXTRA=
-# (perftest refuses -e for RDMA WRITE: "Events feature not available".)
-perftest_case lo-udp-events udp0 udp1 ib_send_bw 200 -a -e
-# Latency with events polls once per event: an event before a message
-# is whole would put it out of step (sizes up to 8 MiB, past the RQ).
-perftest_case lo-udp-events udp0 udp1 ib_send_lat 200 -a -e
 finish
