@@ -275,6 +275,10 @@ static void recv_rej(struct cm_dev *dev, const struct cm_addr *from,
 	case CM_REP_RCVD:
 	case CM_REQ_RCVD:
 	case CM_MRA_REQ_SENT:
+	case CM_ESTABLISHED:
+		/* Established too: the passive side gave up waiting for an
+		 * RTU that was only late (its REP's retries ran out) and has
+		 * closed; so does this side (12.9.7, as Linux's CM does). */
 		if (rej.local_comm_id != id->remote_id) {
 			dev->stats.rx_unknown++;
 			return;
