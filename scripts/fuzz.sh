@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh [SECONDS [TARGET...]]
 #
 # SECONDS per target (default 3600), TARGET among model_rx conf
-# provider_rx (default all). Corpora grow in build/fuzz-long/TARGET and
+# provider_rx cm (default all). Corpora grow in build/fuzz-long/TARGET and
 # are kept between runs; a crash leaves its input there as crash-* with
 # the command that reproduces it. Builds what it needs (clang).
 #
@@ -48,7 +48,7 @@ fi
 secs=${1:-3600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(model_rx conf provider_rx)
+[ ${#targets[@]} -gt 0 ] || targets=(model_rx conf provider_rx cm)
 command -v clang >/dev/null || { echo "clang is not installed (scripts/deps.sh)"; exit 1; }
 
 # The targets, and a copy built for source-based coverage.

@@ -25,7 +25,7 @@ endif()
 set(_corpus ${CMAKE_BINARY_DIR}/fuzz-corpus)
 add_test(NAME fuzz_seeds COMMAND ${_fz}/mkcorpus ${_corpus}/seeds)
 set_tests_properties(fuzz_seeds PROPERTIES FIXTURES_SETUP fuzzseeds)
-foreach(_t model_rx conf provider_rx)
+foreach(_t model_rx conf provider_rx cm)
   add_test(NAME fuzz_${_t}
     COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fuzz.sh --run
             ${_fz}/fuzz_${_t} ${_corpus}/seeds/${_t} ${_corpus}/${_t}

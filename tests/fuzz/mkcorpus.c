@@ -3,10 +3,12 @@
  * Seed corpora for the fuzz targets, written with the project's own
  * encoders so that each seed is a well-formed case the fuzzer mutates
  * from: RoCEv2 requests and responses (roce_build) for fuzz_model_rx,
- * configurations ernic_conf_save writes for fuzz_conf, and a consistent
- * device state for fuzz_provider_rx.
+ * configurations ernic_conf_save writes for fuzz_conf, a consistent
+ * device state for fuzz_provider_rx, and CM programs (fuzz_cm.h) with
+ * MADs cm_pack_* makes for fuzz_cm.
  *
- * usage: mkcorpus DIR   (creates DIR/model_rx, DIR/conf, DIR/provider_rx)
+ * usage: mkcorpus DIR   (creates DIR/model_rx, DIR/conf, DIR/provider_rx,
+ *                        DIR/cm)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,8 +18,10 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 
+#include "cm_msg.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"
+#include "fuzz_cm.h"
 #include "roce_pkt.h"
 
 /* What fuzz_model_rx sets up (keep in step): QP 2 at PMTU 1024 and QP 3
@@ -343,9 +347,225 @@ static void provider_seeds(void)
 	put("provider_rx", "state", b, (size_t)(p - b));
 }
 
+/* ---- fuzz_cm: programs of steps (fuzz_cm.h) ---- */
+
+enum { SA, SB };
+
+/* One step: op and its fc_args[op] bytes, a (zeros if NULL or short). */
+static void step(struct script *s, enum fc_op op, const uint8_t *a,
+		 size_t n)
+{
+	if (s->n + 1 + fc_args[op] > sizeof(s->b))
+		exit(2);
+	s->b[s->n++] = (uint8_t)op;
+	memset(s->b + s->n, 0, fc_args[op]);
+	if (a)
+		memcpy(s->b + s->n, a, n < fc_args[op] ? n : fc_args[op]);
+	s->n += fc_args[op];
+}
+
+#define STEP(s, op, ...)                                                      \
+	step(s, op, (const uint8_t[]){ __VA_ARGS__ },                         \
+	     sizeof((const uint8_t[]){ __VA_ARGS__ }))
+
+/* A MAD from outside to side, as flags (FCM_*) say. */
+static void cm_mad(struct script *s, int side, uint8_t flags, uint8_t target,
+		   const uint8_t *mad)
+{
+	uint8_t a[3 + IB_MAD_SIZE] = { (uint8_t)side, flags, target };
+
+	memcpy(a + 3, mad, IB_MAD_SIZE);
+	step(s, FC_MAD, a, sizeof(a));
+}
+
+/* Each CM message, packed as a peer would send it. */
+static void cm_msgs(uint8_t mads[7][IB_MAD_SIZE])
+{
+	struct cm_mad_hdr h = { .method = IB_MGMT_METHOD_SEND, .tid = 77 };
+	struct cm_req req = {
+		.local_comm_id = 0x11111111, .service_id = FC_SID0,
+		.local_qpn = 0x155, .starting_psn = 0xABCDE,
+		.remote_cm_response_timeout = 16,
+		.local_cm_response_timeout = 16, .max_cm_retries = 3,
+		.retry_count = 7, .rnr_retry_count = 7, .pkey = 0xFFFF,
+		.path_mtu = 3,
+		.primary = { .local_lid = 0xFFFF, .remote_lid = 0xFFFF,
+			     .hop_limit = 64, .local_ack_timeout = 14 },
+	};
+	struct cm_mra mra = { .local_comm_id = 0x22222222,
+			      .remote_comm_id = 0x33333333,
+			      .service_timeout = 20 };
+	struct cm_rej rej = { .local_comm_id = 0x22222222,
+			      .remote_comm_id = 0x33333333,
+			      .reason = IB_CM_REJ_CONSUMER_DEFINED };
+	struct cm_rep rep = { .local_comm_id = 0x22222222,
+			      .remote_comm_id = 0x33333333, .local_qpn = 0x266,
+			      .starting_psn = 0x12345, .target_ack_delay = 14,
+			      .rnr_retry_count = 7 };
+	struct cm_rtu rtu = { .local_comm_id = 0x22222222,
+			      .remote_comm_id = 0x33333333 };
+	struct cm_dreq dreq = { .local_comm_id = 0x22222222,
+				.remote_comm_id = 0x33333333,
+				.remote_qpn = 0x200 };
+	struct cm_drep drep = { .local_comm_id = 0x22222222,
+				.remote_comm_id = 0x33333333 };
+
+	fc_gid(req.primary.local_gid, 1);
+	fc_gid(req.primary.remote_gid, 2);
+	if (cm_pack_req(mads[0], &h, &req) || cm_pack_mra(mads[1], &h, &mra) ||
+	    cm_pack_rej(mads[2], &h, &rej) || cm_pack_rep(mads[3], &h, &rep) ||
+	    cm_pack_rtu(mads[4], &h, &rtu) ||
+	    cm_pack_dreq(mads[5], &h, &dreq) ||
+	    cm_pack_drep(mads[6], &h, &drep))
+		exit(4);
+}
+
+/* B listens on FC_SID0 (slot 0), A connects from slot 0 with timeouts
+ * of 4.096 us * 2^tmo and retries; the REQ is queued. */
+static void cm_connect(struct script *s, uint8_t tmo, uint8_t retries)
+{
+	STEP(s, FC_LISTEN, SB, 0, 0);
+	STEP(s, FC_REQ, SA, 0, 0, 0, 0, 0, 0, tmo, tmo, retries, 0x3F, 3, 14,
+	     4);
+}
+
+static void cm_seeds(void)
+{
+	static const char *const kinds[7] = { "req", "mra", "rej", "rep",
+					      "rtu", "dreq", "drep" };
+	uint8_t mads[7][IB_MAD_SIZE];
+	struct script s;
+	char name[32];
+
+	cm_msgs(mads);
+
+	/* connect, disconnect, timewait */
+	memset(&s, 0, sizeof(s));
+	cm_connect(&s, 0, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_DREQ, SA, 0, 4, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_CLOCK, 0x30, 0x75);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	put("cm", "connect", s.b, s.n);
+
+	/* REQ and REP lost and retransmitted, an RTU duplicated */
+	memset(&s, 0, sizeof(s));
+	cm_connect(&s, 12, 3);
+	STEP(&s, FC_NET, 1, 0);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	STEP(&s, FC_NET, 0, 0);
+	STEP(&s, FC_NET, 1, 0);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	STEP(&s, FC_NET, 0, 0);
+	STEP(&s, FC_NET, 2, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_DREQ, SB, 1, 0, 0);
+	STEP(&s, FC_NET, 3, 0, IB_MAD_HDR_LEN + 4, 0x40);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	step(&s, FC_RUN, NULL, 0);
+	put("cm", "lossy", s.b, s.n);
+
+	/* B waits: a duplicate REQ gets an MRA; B accepts late, A lets go */
+	memset(&s, 0, sizeof(s));
+	STEP(&s, FC_POLICY, SB, 0);
+	cm_connect(&s, 10, 2);
+	STEP(&s, FC_NET, 2, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_REP, SB, 1, 0, 2, 0, 0, 7, 0);
+	STEP(&s, FC_DESTROY, SA, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	put("cm", "mra", s.b, s.n);
+
+	/* refused: by B's handler, then by A on the REP */
+	memset(&s, 0, sizeof(s));
+	STEP(&s, FC_POLICY, SB, 2 | FCP_PDATA | FCP_POKE);
+	cm_connect(&s, 0, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_POLICY, SB, FCP_DEFAULT);
+	STEP(&s, FC_POLICY, SA, 2 << 2);
+	STEP(&s, FC_REQ, SA, 1, 0, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_REJ, SB, 1, 0, 28, 8, 16);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	put("cm", "reject", s.b, s.n);
+
+	/* nobody answers: REQ, then REP, time out */
+	memset(&s, 0, sizeof(s));
+	STEP(&s, FC_POLICY, SB, 0);
+	cm_connect(&s, 8, 2);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_REP, SB, 1, 0, 0, 0, 0, 0, 8);
+	for (int k = 0; k < 8; k++) {
+		STEP(&s, FC_NET, 1, 0);
+		STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	}
+	put("cm", "timeout", s.b, s.n);
+
+	/* A connects to itself, sends fail, and it all goes */
+	memset(&s, 0, sizeof(s));
+	STEP(&s, FC_LISTEN, SA, 0, 1);
+	STEP(&s, FC_FAIL, SA, 0);
+	STEP(&s, FC_REQ, SA, 1, 2, 1);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_FAIL, SA, 1);
+	STEP(&s, FC_DESTROY, SA, 2);
+	STEP(&s, FC_DESTROY, SA, 1);
+	STEP(&s, FC_DESTROY, SA, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_TICK, SA);
+	put("cm", "loopback", s.b, s.n);
+
+	/* each message kind from outside, naming ids in several states */
+	for (int k = 0; k < 7; k++) {
+		memset(&s, 0, sizeof(s));
+		STEP(&s, FC_POLICY, SB, 0);
+		cm_connect(&s, 0, 0);
+		cm_mad(&s, SB, 0, 0, mads[k]);
+		step(&s, FC_RUN, NULL, 0);
+		cm_mad(&s, SB, FCM_FIX, 0, mads[k]);
+		cm_mad(&s, SA, FCM_FIX | FCM_FIX_MORE, 0, mads[k]);
+		STEP(&s, FC_REP, SB, 1);
+		step(&s, FC_RUN, NULL, 0);
+		cm_mad(&s, SB, FCM_FIX | FCM_FIX_MORE, 0, mads[k]);
+		cm_mad(&s, SA, FCM_FIX, 1, mads[k]);
+		STEP(&s, FC_DESTROY, SA, 0);
+		cm_mad(&s, SA, FCM_FIX | FCM_FIX_MORE, 0, mads[k]);
+		snprintf(name, sizeof(name), "mad-%s", kinds[k]);
+		put("cm", name, s.b, s.n);
+	}
+
+	/* A leaves with a connection made, one half made, one listening */
+	memset(&s, 0, sizeof(s));
+	cm_connect(&s, 0, 0);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_POLICY, SB, 0);
+	STEP(&s, FC_LISTEN, SA, 2, 1);
+	STEP(&s, FC_REQ, SA, 1, 0, 1 << 2);	/* from QPN 0x101 */
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_SHUTDOWN, SA);
+	step(&s, FC_RUN, NULL, 0);
+	STEP(&s, FC_CLOCK, 0xFF, 0xFF);
+	STEP(&s, FC_SHUTDOWN, SB);
+	put("cm", "shutdown", s.b, s.n);
+
+	/* a REQ with each spoilt header, from each sender */
+	memset(&s, 0, sizeof(s));
+	STEP(&s, FC_LISTEN, SB, 0, 0);
+	for (uint8_t k = 0; k < 8; k++)
+		cm_mad(&s, SB, (uint8_t)(k | (k & 3) << 5), (uint8_t)(k << 5),
+		       mads[0]);
+	put("cm", "headers", s.b, s.n);
+}
+
 int main(int argc, char **argv)
 {
-	static const char *subs[] = { "model_rx", "conf", "provider_rx" };
+	static const char *subs[] = { "model_rx", "conf", "provider_rx",
+				      "cm" };
 	char path[512];
 
 	if (argc != 2) {
@@ -363,7 +583,7 @@ int main(int argc, char **argv)
 		*c = '/';
 	}
 	mkdir(path, 0755);
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, subs[k]);
 		if (mkdir(path, 0755) && errno != EEXIST) {
 			fprintf(stderr, "mkcorpus: %s: %s\n", path,
@@ -374,6 +594,7 @@ int main(int argc, char **argv)
 	model_seeds();
 	conf_seeds();
 	provider_seeds();
+	cm_seeds();
 	printf("mkcorpus: %u seed files in %s\n", nfiles, dir);
 	return 0;
 }
