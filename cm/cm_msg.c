@@ -399,3 +399,22 @@ const char *cm_attr_name(uint16_t attr_id)
 		return names[attr_id];
 	return "?";
 }
+
+int cm_unpack_msg(const uint8_t *mad, size_t len, struct cm_mad_hdr *hdr,
+		  union cm_msg *m)
+{
+	int ret = cm_unpack_hdr(mad, len, hdr);
+
+	if (ret)
+		return ret;
+	switch (hdr->attr_id) {
+	case IB_CM_ATTR_REQ: return cm_unpack_req(mad, &m->req);
+	case IB_CM_ATTR_MRA: return cm_unpack_mra(mad, &m->mra);
+	case IB_CM_ATTR_REJ: return cm_unpack_rej(mad, &m->rej);
+	case IB_CM_ATTR_REP: return cm_unpack_rep(mad, &m->rep);
+	case IB_CM_ATTR_RTU: return cm_unpack_rtu(mad, &m->rtu);
+	case IB_CM_ATTR_DREQ: return cm_unpack_dreq(mad, &m->dreq);
+	case IB_CM_ATTR_DREP: return cm_unpack_drep(mad, &m->drep);
+	default: return EINVAL;
+	}
+}

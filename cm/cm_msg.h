@@ -195,6 +195,23 @@ int cm_unpack_rtu(const uint8_t *mad, struct cm_rtu *m);
 int cm_unpack_dreq(const uint8_t *mad, struct cm_dreq *m);
 int cm_unpack_drep(const uint8_t *mad, struct cm_drep *m);
 
+/* Any of the seven messages, by the header's attr_id. */
+union cm_msg {
+	struct cm_req req;
+	struct cm_mra mra;
+	struct cm_rej rej;
+	struct cm_rep rep;
+	struct cm_rtu rtu;
+	struct cm_dreq dreq;
+	struct cm_drep drep;
+};
+
+/* cm_unpack_hdr() and the cm_unpack_* its attr_id names, in one call: 0
+ * with hdr and m filled, or the first error (EINVAL also for an
+ * attribute other than the seven). */
+int cm_unpack_msg(const uint8_t *mad, size_t len, struct cm_mad_hdr *hdr,
+		  union cm_msg *m);
+
 /* A name for logs ("REQ"); "?" for other attributes. */
 const char *cm_attr_name(uint16_t attr_id);
 

@@ -298,6 +298,18 @@ static int bind_to(struct cma_id *id, const struct sockaddr *addr)
 	return 0;
 }
 
+/* Resolution is local and immediate: the new state, its event, and for
+ * a synchronous id the wait for that event. */
+static int resolved(struct cma_id *id, enum cma_state state,
+		    enum rdma_cm_event_type type)
+{
+	int ret;
+
+	id->state = state;
+	ret = cma_post_event(id, NULL, type, 0, NULL, 0, NULL);
+	return ret ? ret : cma_sync_wait(id, type);
+}
+
 CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cmid, struct sockaddr *addr)
 {
 	if (!cmid)
@@ -354,19 +366,14 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cmid,
 	}
 	memcpy(&id->id.route.addr.dst_storage, dst_addr, sa_len(dst_addr));
 	cma_addr_to_gid(dst_addr, &id->id.route.addr.addr.ibaddr.dgid);
-	id->state = CMA_ADDR_RESOLVED;
-	ret = cma_post_event(id, NULL, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0,
-			     NULL);
-	if (!ret)
-		ret = cma_sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED);
-	return cma_ret(ret);
+	return cma_ret(resolved(id, CMA_ADDR_RESOLVED,
+				RDMA_CM_EVENT_ADDR_RESOLVED));
 }
 
 CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cmid, int timeout_ms)
 {
 	struct cma_id *id = to_cma(cmid);
 	struct ibv_sa_path_rec *p;
-	int ret;
 
 	(void)timeout_ms;
 	if (!id || id->state != CMA_ADDR_RESOLVED)
@@ -387,12 +394,8 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cmid, int timeout_ms)
 	p->numb_path = 1;
 	id->id.route.path_rec = p;
 	id->id.route.num_paths = 1;
-	id->state = CMA_ROUTE_RESOLVED;
-	ret = cma_post_event(id, NULL, RDMA_CM_EVENT_ROUTE_RESOLVED, 0, NULL, 0,
-			     NULL);
-	if (!ret)
-		ret = cma_sync_wait(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
-	return cma_ret(ret);
+	return cma_ret(resolved(id, CMA_ROUTE_RESOLVED,
+				RDMA_CM_EVENT_ROUTE_RESOLVED));
 }
 
 /* ---- listening ---- */

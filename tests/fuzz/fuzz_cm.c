@@ -155,32 +155,12 @@ static struct slot *slot_arg(const uint8_t *a, bool create)
 /* We never send what we would not read. */
 static void check_mad(const uint8_t *mad)
 {
-	union {
-		struct cm_req req;
-		struct cm_mra mra;
-		struct cm_rej rej;
-		struct cm_rep rep;
-		struct cm_rtu rtu;
-		struct cm_dreq dreq;
-		struct cm_drep drep;
-	} m;
 	struct cm_mad_hdr h;
-	int ret = EINVAL;
+	union cm_msg m;
 
-	CHECK(cm_unpack_hdr(mad, IB_MAD_SIZE, &h) == 0);
-	switch (h.attr_id) {
-	case IB_CM_ATTR_REQ:
-		ret = cm_unpack_req(mad, &m.req);
-		CHECK(!m.req.has_alternate);	/* cm_pack_req refuses */
-		break;
-	case IB_CM_ATTR_MRA: ret = cm_unpack_mra(mad, &m.mra); break;
-	case IB_CM_ATTR_REJ: ret = cm_unpack_rej(mad, &m.rej); break;
-	case IB_CM_ATTR_REP: ret = cm_unpack_rep(mad, &m.rep); break;
-	case IB_CM_ATTR_RTU: ret = cm_unpack_rtu(mad, &m.rtu); break;
-	case IB_CM_ATTR_DREQ: ret = cm_unpack_dreq(mad, &m.dreq); break;
-	case IB_CM_ATTR_DREP: ret = cm_unpack_drep(mad, &m.drep); break;
-	}
-	CHECK(ret == 0);
+	CHECK(cm_unpack_msg(mad, IB_MAD_SIZE, &h, &m) == 0);
+	/* cm_pack_req refuses alternate paths: none may go out. */
+	CHECK(h.attr_id != IB_CM_ATTR_REQ || !m.req.has_alternate);
 }
 
 static int on_send(void *ctx, const struct cm_addr *to, const uint8_t *mad)
