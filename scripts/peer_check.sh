@@ -147,16 +147,8 @@ bg_done() { # PID: waited for, no longer ours to kill
 		[ "${BG_PIDS[i]}" != "$1" ] || unset 'BG_PIDS[i]'
 	done
 }
-peer() { # SCRIPT ARGS...: a shared/peer script, run from its folder
-	(cd "$PEER_DIR" && "./$1" "${@:2}")
-}
-guest_running() {
-	[ -e "$SHARE/ready" ] && [ -e "$WORK/run/qemu.pid" ] &&
-		kill -0 "$(cat "$WORK/run/qemu.pid")" 2>/dev/null
-}
-in_guest() { # [run-in-guest options] 'command'
-	peer run-in-guest.sh "$@"
-}
+# shellcheck source=SCRIPTDIR/peer_lib.sh
+source "$REPO/scripts/peer_lib.sh" # peer, in_guest, guest_running, peer_boot
 
 cleanup() {
 	local rc=$? p f
@@ -193,22 +185,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- the peer -----------------------------------------------------------
-if ! guest_running; then
-	if [ ! -e "$WORK/root.img" ]; then
-		say "no guest image in $WORK: building it (shared/peer/build-image.sh, a few minutes)"
-		peer build-image.sh >"$OUT/build-image.log" 2>&1 ||
-			die "build-image.sh failed: see $OUT/build-image.log"
-	fi
-	say "booting the rxe guest (shared/peer/start-guest.sh)"
-	peer start-guest.sh | sed 's/^/  /'
-	guest_running || die "the guest did not come up (see $WORK/run/console.log)"
-else
-	say "the rxe guest is running (pid $(cat "$WORK/run/qemu.pid"))"
-fi
-link=$(in_guest -t 30 "rdma link show" 2>&1) || true
-[[ "$link" == *"link $RXE/1 state ACTIVE"* ]] || die "$RXE is not ACTIVE in the guest: $link"
-ip -4 addr show dev "$TAP" | grep -q "inet $HOST_ADDR/" ||
-	die "$TAP does not carry $HOST_ADDR (was the guest started with other HOST_IP?)"
+peer_boot "$HOST_ADDR" "$TAP"
 
 mkdir -p "$SHARE/bin"
 cp "$CHECK" "$SHARE/bin/ernic_check.tmp"

@@ -95,12 +95,8 @@ mkdir -p "$ERNIC_RUNDIR"
 DEV_ADDED=0 NFT_ADDED=0 GUEST_TC=0 FAILED=0
 BG=()
 
-peer() { (cd "$PEER_DIR" && "./$1" "${@:2}"); }
-in_guest() { peer run-in-guest.sh "$@"; }
-guest_running() {
-	[ -e "$WORK/share/ready" ] && [ -e "$WORK/run/qemu.pid" ] &&
-		kill -0 "$(cat "$WORK/run/qemu.pid")" 2>/dev/null
-}
+# shellcheck source=SCRIPTDIR/peer_lib.sh
+source "$REPO/scripts/peer_lib.sh" # peer, in_guest, guest_running, peer_boot
 cleanup() {
 	local rc=$? p
 	set +e
@@ -125,15 +121,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- the peer and our device ----------------------------------------------
-if ! guest_running; then
-	if [ ! -e "$WORK/root.img" ]; then
-		say "building the guest image (shared/peer/build-image.sh, a few minutes)"
-		peer build-image.sh >"$OUT/build-image.log" 2>&1 || die "see $OUT/build-image.log"
-	fi
-	say "booting the rxe guest"
-	peer start-guest.sh | sed 's/^/  /'
-	guest_running || die "the guest did not come up"
-fi
+peer_boot "$HOST" "$TAP"
 "$ERNICCTL" add "$DEV" --sw "$HOST" --wire frame >/dev/null
 DEV_ADDED=1
 eval "$("$ERNICCTL" env)"
