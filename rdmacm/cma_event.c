@@ -62,27 +62,55 @@ CMA_EXPORT struct rdma_event_channel *rdma_create_event_channel(void)
 	return &c->ch;
 }
 
+/*
+ * A destroyed channel's sockets stay open for a while, idle: a thread of
+ * the application may be about to read the channel as another destroys
+ * it (rping's event thread, as its program ends). On the kernel's
+ * channel that thread usually is already blocked in read() and stays
+ * blocked; here it may come a moment later, and would get EBADF (rping
+ * then exits with an error). So it blocks too, on an fd nobody writes.
+ * The last CMA_PARKED channels are kept; an older one is closed as a
+ * new one comes (a thread blocked on it stays blocked: close(2) does not
+ * wake it), and its memory goes only if no reader is inside.
+ */
+#define CMA_PARKED 16
+static struct cma_channel *parked[CMA_PARKED];
+static unsigned int parked_next;
+static pthread_mutex_t parked_lock = PTHREAD_MUTEX_INITIALIZER;
+
 CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	struct cma_channel *c = cma_channel_of(channel);
+	struct cma_channel *c = cma_channel_of(channel), *old;
+	char buf[64];
 
 	if (!c)
 		return;
+	pthread_mutex_lock(&c->lock);
 	while (c->head) {
 		struct cma_event *e = c->head;
 
 		c->head = e->next;
 		free(e);
 	}
-	close(c->ch.fd);
-	/* A thread still blocked reading the channel (rping's event thread
-	 * as its program ends) stays blocked, as on the kernel's channel:
-	 * the writing end stays open for it, and the struct, both lost. */
-	if (atomic_load(&c->readers))
+	c->tail = NULL;
+	/* Their bytes too: a late reader must find nothing, not ENODATA. */
+	while (recv(c->ch.fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	pthread_mutex_unlock(&c->lock);
+
+	pthread_mutex_lock(&parked_lock);
+	old = parked[parked_next];
+	parked[parked_next] = c;
+	parked_next = (parked_next + 1) % CMA_PARKED;
+	pthread_mutex_unlock(&parked_lock);
+	if (!old)
 		return;
-	close(c->wfd);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
+	close(old->ch.fd);
+	if (atomic_load(&old->readers))
+		return;	/* blocked for ever on it: its sockets and memory stay */
+	close(old->wfd);
+	pthread_mutex_destroy(&old->lock);
+	free(old);
 }
 
 int cma_post_event(struct cma_id *id, struct cma_id *listen_id,
