@@ -71,3 +71,20 @@ add_test(NAME app_rdmacm_faults
 set_tests_properties(app_netns app_netns_loss app_rdmacm_faults PROPERTIES
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 1800)
+
+# rdmacm_cycles: 200 connect / disconnect cycles through our librdmacm in
+# one process holding two software devices of its own overlay (ernicy0 on
+# 127.0.0.76, ernicy1 on 127.0.0.77); no QP, id, fd or heap may leak. A
+# plain rdma_cm program, linked with Debian's librdmacm; the script's
+# LD_LIBRARY_PATH (ernicctl env) makes it run on ours, which it checks.
+pkg_check_modules(RDMACM_LIB REQUIRED IMPORTED_TARGET librdmacm)
+add_executable(rdmacm_cycles ${CMAKE_CURRENT_LIST_DIR}/rdmacm_cycles.c
+  ${CMAKE_CURRENT_LIST_DIR}/rdmacm_cycles_leak.c)
+target_link_libraries(rdmacm_cycles PRIVATE PkgConfig::RDMACM_LIB
+  PkgConfig::IBVERBS ${CMAKE_DL_LIBS})
+add_dependencies(rdmacm_cycles ernic-rdmacm)
+add_test(NAME rdmacm_cycles
+  COMMAND bash ${_apps}/rdmacm_cycles.sh $<TARGET_FILE:rdmacm_cycles>
+          $<TARGET_FILE:ernic-rdmacm>)
+set_tests_properties(rdmacm_cycles PROPERTIES ENVIRONMENT "${ERNIC_TEST_ENV}"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
