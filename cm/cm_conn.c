@@ -118,7 +118,15 @@ int cm_send_msg(struct cm_id *id, uint32_t timeout_ms)
 	} else {
 		id->deadline = 0;
 	}
-	return ret == EAGAIN ? 0 : ret;
+	id->busy = ret == EAGAIN;
+	if (id->busy) {
+		/* QP1's send queue is full for a moment: try again soon, and
+		 * start the message's timer once it is out. */
+		id->busy_timer = timeout_ms;
+		id->deadline = cm_now(id->dev) + CM_BUSY_RETRY_MS;
+		return 0;
+	}
+	return ret;
 }
 
 /* Table 110: a REJ for a timeout names its sender's CA GUID in the ARI
@@ -164,6 +172,8 @@ void cm_answer_unknown(struct cm_dev *dev, const struct cm_addr *to,
 
 void cm_enter_timewait(struct cm_id *id)
 {
+	/* What is in hand (REJ, DREP) is sent again for a duplicate. */
+	id->busy = false;
 	id->state = CM_TIMEWAIT;
 	/* 12.9.3: long enough for anything still in flight to die. */
 	id->deadline = cm_now(id->dev) + 2 * cm_timeout_ms(CM_PACKET_LIFETIME) +
@@ -199,6 +209,21 @@ void cm_tell(struct cm_id *id, const struct cm_event *ev)
 {
 	if (!id->detached)
 		id->dev->ops.event(id->dev->ctx, id, ev);
+}
+
+void cm_id_report_timewait(struct cm_id *id)
+{
+	id->tw_event = true;
+}
+
+unsigned int cm_listener_pending(const struct cm_id *lis)
+{
+	unsigned int n = 0;
+
+	for (const struct cm_id *i = lis->dev->ids; i; i = i->next)
+		n += i->listener == lis && !i->detached &&
+		     (i->state == CM_REQ_RCVD || i->state == CM_MRA_REQ_SENT);
+	return n;
 }
 
 /* ---- the consumer's calls ---- */
@@ -418,8 +443,12 @@ static void timed_out(struct cm_id *id)
 		break;
 	case CM_TIMEWAIT:
 		id->state = CM_CLOSED;
-		if (id->detached)
+		if (id->detached) {
 			cm_id_free(id);
+		} else if (id->tw_event) {
+			ev.type = CM_EV_TIMEWAIT_EXIT;
+			cm_tell(id, &ev);
+		}
 		break;
 	default:
 		break;
@@ -435,6 +464,15 @@ int cm_dev_tick(struct cm_dev *dev)
 		nx = id->next;
 		if (!id->deadline || id->deadline > t)
 			continue;
+		if (id->busy) {
+			if (cm_xmit(dev, &id->peer, id->msg) == EAGAIN) {
+				id->deadline = t + CM_BUSY_RETRY_MS;
+				continue;
+			}
+			id->busy = false;
+			id->deadline = id->busy_timer ? t + id->busy_timer : 0;
+			continue;
+		}
 		if (id->state != CM_TIMEWAIT && id->state != CM_MRA_REQ_RCVD &&
 		    id->have_msg && id->retries_left) {
 			id->retries_left--;

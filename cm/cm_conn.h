@@ -58,6 +58,7 @@ enum cm_event_type {
 	CM_EV_TIMEOUT,		/* REQ or REP never answered */
 	CM_EV_DREQ,		/* the peer disconnected; DREP already sent */
 	CM_EV_DISCONNECTED,	/* our DREQ answered, or it timed out */
+	CM_EV_TIMEWAIT_EXIT,	/* timewait over (cm_id_report_timewait) */
 };
 
 struct cm_event {
@@ -95,6 +96,9 @@ uint32_t cm_timeout_ms(uint8_t exponent);
 #define CM_RESPONSE_TIMEOUT 18u		/* 4.096 us * 2^18 ~ 1.07 s */
 #define CM_PACKET_LIFETIME 14u		/* ~ 67 ms, one way */
 #define CM_MAX_RETRIES 15u
+/* A send that finds QP1's send queue full (EAGAIN) is tried again this
+ * soon, without using up one of the message's retries. */
+#define CM_BUSY_RETRY_MS 5u
 
 struct cm_stats {
 	uint64_t rx, tx, tx_errors;
@@ -144,6 +148,13 @@ struct cm_id *cm_id_listener(const struct cm_id *id);
 uint32_t cm_id_local_comm_id(const struct cm_id *id);
 uint32_t cm_id_remote_comm_id(const struct cm_id *id);
 const struct cm_addr *cm_id_peer(const struct cm_id *id);
+
+/* Tell CM_EV_TIMEWAIT_EXIT when the id's timewait ends (rdma_cm's
+ * RDMA_CM_EVENT_TIMEWAIT_EXIT); off unless asked. */
+void cm_id_report_timewait(struct cm_id *id);
+/* REQs that came through listener lis and wait for the consumer's
+ * answer (REP or REJ): for a backlog. */
+unsigned int cm_listener_pending(const struct cm_id *lis);
 
 /* Receive REQs for service_id: 0, EADDRINUSE, EINVAL (id not idle). */
 int cm_listen(struct cm_id *id, uint64_t service_id);

@@ -25,6 +25,9 @@ struct cm_id {
 	/* What we last sent and may have to send again. */
 	uint8_t msg[IB_MAD_SIZE];
 	bool have_msg;
+	bool busy;			/* its send found QP1's queue full */
+	uint32_t busy_timer;		/* the timer to start once it is out */
+	bool tw_event;			/* tell CM_EV_TIMEWAIT_EXIT */
 	uint8_t retries_left, max_retries;
 	uint32_t timeout_ms;		/* per retransmission */
 	uint32_t peer_response_ms;	/* the peer's CM response timeout */

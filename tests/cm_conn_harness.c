@@ -92,6 +92,7 @@ static void h_event(void *ctx, struct cm_id *id, const struct cm_event *ev)
 	case CM_EV_ESTABLISHED: e->u.rtu = *ev->u.rtu; break;
 	case CM_EV_REJ: e->u.rej = *ev->u.rej; break;
 	case CM_EV_TIMEOUT: break;
+	case CM_EV_TIMEWAIT_EXIT: break;
 	case CM_EV_DREQ: e->u.dreq = *ev->u.dreq; break;
 	case CM_EV_DISCONNECTED:
 		if (ev->u.drep)

@@ -508,7 +508,9 @@ static void test_tick(void **st)
 	assert_int_equal(cm_dev_tick(B->dev), -1);
 }
 
-/* A send that fails is retried as a lost one is. */
+/* A send that finds QP1's queue full (EAGAIN) is tried again a moment
+ * later, using up no retry; any other failure is retried as a lost
+ * message is. */
 static void test_send_failure(void **st)
 {
 	struct cm_req req = h_req(0);
@@ -522,11 +524,14 @@ static void test_send_failure(void **st)
 	a = h_send_req(&req);			/* EAGAIN: 0 */
 	assert_string_equal(h_sent(), "A:REQ(err)");
 	STATS_EQ(SA, .tx_errors = 1);
-	h_advance(T_REQ);
+	assert_int_equal(cm_dev_tick(A->dev), CM_BUSY_RETRY_MS);
+	h_advance(CM_BUSY_RETRY_MS);
 	h_run();
 	assert_string_equal(h_sent(), "A:REQ B:REP A:RTU");
 	assert_int_equal(cm_id_state(a), CM_ESTABLISHED);
-	STATS_EQ(SA, .rx = 1, .tx = 2, .tx_errors = 1, .retransmits = 1);
+	STATS_EQ(SA, .rx = 1, .tx = 2, .tx_errors = 1);
+	/* The REQ's timer started when it went out, and has stopped. */
+	assert_int_equal(cm_dev_tick(A->dev), -1);
 
 	/* Another error is returned, and the REQ retried all the same. */
 	A->fail = ENOBUFS;
@@ -538,6 +543,39 @@ static void test_send_failure(void **st)
 	h_run();
 	assert_string_equal(h_sent(), "A:REQ(err) A:REQ B:REP A:RTU");
 	assert_int_equal(cm_id_state(a), CM_ESTABLISHED);
+}
+
+/* CM_EV_TIMEWAIT_EXIT only for an id that asked for it; a listener's
+ * REQs waiting for an answer are counted (rdma_cm's backlog). */
+static void test_timewait_event_backlog(void **st)
+{
+	struct cm_id *lis, *a, *b, *a2, *b2;
+
+	(void)st;
+	lis = h_listen();
+	b = passive(H_QPN_A, &a);
+	b2 = passive(H_QPN_A + 1, &a2);
+	assert_int_equal(cm_listener_pending(lis), 2);
+	assert_int_equal(cm_send_rej(b2, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0,
+				     NULL, 0), 0);
+	assert_int_equal(cm_listener_pending(lis), 1);
+	cm_id_report_timewait(a);
+	A->auto_rtu = true;
+	assert_int_equal(cm_send_rep(b, &(struct cm_rep){ 0 }), 0);
+	h_run();
+	assert_int_equal(cm_listener_pending(lis), 0);
+	assert_int_equal(cm_id_state(a), CM_ESTABLISHED);
+	h_reset();
+	assert_int_equal(cm_send_dreq(a, NULL, 0), 0);
+	h_run();
+	assert_int_equal(cm_id_state(a), CM_TIMEWAIT);
+	assert_int_equal(cm_id_state(b), CM_TIMEWAIT);
+	h_reset();
+	h_advance(T_TW);
+	assert_int_equal(cm_id_state(a), CM_CLOSED);
+	assert_int_equal(A->nev, 1);
+	h_ev(SA, 0, CM_EV_TIMEWAIT_EXIT);
+	assert_int_equal(B->nev, 0);		/* b did not ask */
 }
 
 /* A gave up after an MRA; B's REP comes late: A's timewait answers
@@ -590,6 +628,7 @@ int cm_conn_more_tests(void)
 		T(test_tick),
 		T(test_send_failure),
 		T(test_timewait_answers_rej),
+		T(test_timewait_event_backlog),
 #undef T
 	};
 
