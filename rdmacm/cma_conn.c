@@ -310,6 +310,14 @@ static void on_req(struct cma_dev *dev, struct cm_id *cm,
 				0, &src);
 		cma_gid_to_addr(&dev->gid, 0, &dst);
 	}
+	/* listen(2)'s backlog: requests not yet accepted or rejected
+	 * (this one included); 0 or less means the kernel's default. */
+	if (cm_listener_pending(lcm) > (unsigned int)(lid->backlog > 0 ?
+						      lid->backlog : 1024)) {
+		cm_send_rej(cm, IB_CM_REJ_CONSUMER_DEFINED, NULL, 0, NULL, 0);
+		cm_id_destroy(cm);
+		return;
+	}
 	id = cma_id_alloc(lid->sync ? NULL : lid->id.channel, lid->id.context,
 			  lid->id.ps);
 	if (!id) {
@@ -329,6 +337,7 @@ static void on_req(struct cma_dev *dev, struct cm_id *cm,
 	id->listener = lid;
 	id->cm = cm;
 	cm_id_set_user(cm, id);
+	cm_id_report_timewait(cm);
 	id->remote_qpn = req->local_qpn;
 	id->sq_psn = req->starting_psn;
 	id->path_mtu = min_u8(req->path_mtu, dev->port_mtu);
@@ -426,6 +435,10 @@ void cma_cm_event(void *ctx, struct cm_id *cm, const struct cm_event *ev)
 		cma_post_event(id, NULL, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT,
 			       NULL, 0, NULL);
 		break;
+	case CM_EV_TIMEWAIT_EXIT:
+		cma_post_event(id, NULL, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, NULL,
+			       0, NULL);
+		break;
 	case CM_EV_DREQ:
 	case CM_EV_DISCONNECTED:
 		id->state = CMA_DISCONNECT;
@@ -508,6 +521,8 @@ CMA_EXPORT int rdma_connect(struct rdma_cm_id *cmid,
 
 	pthread_mutex_lock(&dev->lock);
 	id->cm = cm_id_create(dev->cm, id);
+	if (id->cm)
+		cm_id_report_timewait(id->cm);
 	ret = id->cm ? cm_send_req(id->cm, &to, &req) : ENOMEM;
 	if (ret && id->cm) {
 		cm_id_destroy(id->cm);

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 
 #include "cma.h"
+#include "ernic_net.h"
 
 static struct cma_id *bound;	/* ids holding a port, under cma_lock */
 
@@ -317,6 +318,28 @@ CMA_EXPORT int rdma_bind_addr(struct rdma_cm_id *cmid, struct sockaddr *addr)
 	return cma_ret(bind_to(to_cma(cmid), addr));
 }
 
+/* As the kernel's address resolution: the peer's Ethernet address, from
+ * the neighbour table (libnl-route-3), the kernel prodded to resolve it
+ * and waited for up to timeout_ms. 0 or EHOSTUNREACH, said why. */
+static int peer_reachable(struct cma_id *id, const struct sockaddr *dst,
+			  int timeout_ms)
+{
+	struct ernic_ip src_ip, dst_ip;
+	union ibv_gid dgid;
+	uint8_t mac[6];
+	char err[256];
+
+	cma_addr_to_gid(dst, &dgid);
+	ernic_gid_to_ip(id->dev->gid.raw, &src_ip);
+	ernic_gid_to_ip(dgid.raw, &dst_ip);
+	if (!ernic_net_resolve_mac(&src_ip, &dst_ip, mac,
+				   timeout_ms > 0 ? timeout_ms : 2000, err,
+				   sizeof(err)))
+		return 0;
+	cma_err("rdma_resolve_addr: %s", err);
+	return EHOSTUNREACH;
+}
+
 CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cmid,
 				 struct sockaddr *src_addr,
 				 struct sockaddr *dst_addr, int timeout_ms)
@@ -324,7 +347,6 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cmid,
 	struct cma_id *id = to_cma(cmid);
 	int ret;
 
-	(void)timeout_ms;	/* resolution is local and immediate */
 	if (!id)
 		return cma_ret(EINVAL);
 	ret = sa_check(dst_addr);
@@ -363,6 +385,14 @@ CMA_EXPORT int rdma_resolve_addr(struct rdma_cm_id *cmid,
 		}
 		cma_gid_to_addr(&dev->gid, id->port, &src);
 		memcpy(&id->id.route.addr.src_storage, &src, sizeof(src));
+	}
+	ret = peer_reachable(id, dst_addr, timeout_ms);
+	if (ret) {
+		/* The id stays as it was: the program may try again. */
+		ret = cma_post_event(id, NULL, RDMA_CM_EVENT_ADDR_ERROR, -ret,
+				     NULL, 0, NULL);
+		return cma_ret(ret ? ret :
+				     cma_sync_wait(id, RDMA_CM_EVENT_ADDR_RESOLVED));
 	}
 	memcpy(&id->id.route.addr.dst_storage, dst_addr, sa_len(dst_addr));
 	cma_addr_to_gid(dst_addr, &id->id.route.addr.addr.ibaddr.dgid);

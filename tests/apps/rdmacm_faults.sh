@@ -9,7 +9,8 @@
 #   - 5 % of UDP 4791 dropped (nftables, MADs included): rping connects
 #     and verifies, ucmatose completes;
 #   - failure paths, each ending in an event within the CM's timeouts,
-#     never a hang: connecting to an address whose device nobody holds,
+#     never a hang: an address nobody answers ARP for (ADDR_ERROR),
+#     connecting to an address whose device nobody holds,
 #     a listener killed while the client connects, a peer killed
 #     mid-transfer.
 #   usage: rdmacm_faults.sh PATH/TO/icrc_check
@@ -90,6 +91,16 @@ if run_pair "ib_write_bw -R netns" nb na \
 	echo "ok: ib_write_bw -R netns: $(grep -E '^ +65536 +500 ' "$PAIR_CLIENT_OUT" | tr -s ' ')"
 else
 	case_failed "ib_write_bw -R netns" "failed"
+fi
+
+# No Ethernet address for the destination (nobody answers ARP on the
+# veth's subnet): ADDR_ERROR from address resolution, as the kernel's.
+out=$(on_host na timeout 30 rping -c -d -a 198.51.100.99 -I 198.51.100.33 -C 1 2>&1) &&
+	case_failed "no ARP answer" "rping succeeded: $out"
+if grep -q 'RDMA_CM_EVENT_ADDR_ERROR, error -113' <<<"$out"; then
+	echo "ok: no ARP answer: ADDR_ERROR (-EHOSTUNREACH)"
+else
+	case_failed "no ARP answer" "no ADDR_ERROR: $out"
 fi
 
 # ---- on lo: a capture, then loss ----
