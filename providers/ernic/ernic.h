@@ -30,7 +30,9 @@
 #define ERNIC_RQ_RING_MIN 256u
 #define ERNIC_RQ_RING_MAX 4096u
 #define ERNIC_MAX_WR_LEN (1u << 31)	/* IBTA message size limit */
-#define ERNIC_QP1_DEPTH 32u
+/* QP1's SQ and RQ depth: room for a burst of connection requests (a CM
+ * answers a lost one only after a retransmission, ~1 s). */
+#define ERNIC_QP1_DEPTH 128u
 /* How long a peer's MAC may take to resolve (modify_qp, MADs). */
 #define ERNIC_NEIGH_TIMEOUT_MS 1000
 /* Doorbell pool, per QP: the IP's CQ and RQ doorbells in one 64-byte
