@@ -86,7 +86,9 @@ static void check_qp1(struct ibv_context *ctx, bool v6)
 	 * registers must carry them. */
 	assert_true(rq >> 32 && sq >> 32 && cq >> 32 && cqdb >> 32);
 	assert_true(cqdb != rqdb);
-	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_QDEPTH)), 32u << 16 | 32);
+	/* ERNIC_QP1_DEPTH (128) for both queues. */
+	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_QDEPTH)),
+			 128u << 16 | 128);
 	assert_int_equal(tu_rd(ctx, ERNIC_QP(i, ERNIC_QPCONF)),
 			 ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_HW_HANDSHAKE_DIS |
 				 ERNIC_QPCONF_CQE_WRITE_EN |
