@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -88,7 +89,14 @@ enum cma_state {
 	CMA_DESTROYING,
 };
 
-struct cma_channel;
+struct cma_channel {
+	struct rdma_event_channel ch;	/* first: what the application holds */
+	int wfd;
+	atomic_int readers;		/* threads in rdma_get_cm_event() */
+	pthread_mutex_t lock;
+	struct cma_event *head, *tail;
+};
+struct cma_event;
 
 enum { CMA_OWN_SEND = 1, CMA_OWN_RECV = 2 };
 
@@ -161,6 +169,7 @@ int cma_sync_wait(struct cma_id *id, enum rdma_cm_event_type expect);
 /* Take back id's unread events (rdma_destroy_id), then wait until the
  * application has acknowledged the ones it took. */
 void cma_drop_events(struct cma_id *id);
+void cma_drop_events_from(struct cma_channel *c, struct cma_id *id);
 void cma_wait_acked(struct cma_id *id);
 
 /* cma_conn.c */

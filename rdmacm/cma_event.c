@@ -26,13 +26,6 @@ struct cma_event {
 	uint8_t pdata[IB_MAD_SIZE];
 };
 
-struct cma_channel {
-	struct rdma_event_channel ch;	/* first: what the application holds */
-	int wfd;
-	atomic_int readers;		/* threads in rdma_get_cm_event() */
-	pthread_mutex_t lock;
-	struct cma_event *head, *tail;
-};
 
 /* Guards every id's events_pending and its condition. */
 static pthread_mutex_t ack_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -238,7 +231,11 @@ void cma_wait_acked(struct cma_id *id)
  */
 void cma_drop_events(struct cma_id *id)
 {
-	struct cma_channel *c = id->chan;
+	cma_drop_events_from(id->chan, id);
+}
+
+void cma_drop_events_from(struct cma_channel *c, struct cma_id *id)
+{
 	struct cma_event *e, **p, *orphans = NULL;
 	char one;
 

@@ -584,22 +584,26 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cmid,
 		sync = true;
 	}
 	/* Events queued already stay in the old channel, unless that was
-	 * the id's own (synchronous) one, which goes. */
+	 * the id's own (synchronous) one, which goes: emptied outside the
+	 * device lock (dropping a connection request destroys its id). */
+	struct cma_channel *old = id->chan;
+	bool old_sync = id->sync;
+
 	if (id->dev)
 		pthread_mutex_lock(&id->dev->lock);
-	if (id->sync) {
-		cma_drop_events(id);
-		if (id->id.event) {
-			rdma_ack_cm_event(id->id.event);
-			id->id.event = NULL;
-		}
-		rdma_destroy_event_channel(id->id.channel);
-	}
 	id->id.channel = channel;
 	id->chan = cma_channel_of(channel);
 	id->sync = sync;
 	if (id->dev)
 		pthread_mutex_unlock(&id->dev->lock);
+	if (old_sync) {
+		if (id->id.event) {
+			rdma_ack_cm_event(id->id.event);
+			id->id.event = NULL;
+		}
+		cma_drop_events_from(old, id);
+		rdma_destroy_event_channel(&old->ch);
+	}
 	return 0;
 }
 
