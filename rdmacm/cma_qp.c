@@ -7,6 +7,7 @@
  * rdma_getaddrinfo()'s result: an id, its address and route, its QP.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,30 +124,49 @@ static int check_for_qp(struct cma_id *id, struct ibv_pd **pd)
 	return 0;
 }
 
+/* Both entry points: the QP on the id's device, with the library's PD
+ * and CQs where a has none, taken to INIT. a is updated (cap, CQs). */
+static int create_qp(struct cma_id *id, struct ibv_qp_init_attr_ex *a,
+		     const char *who)
+{
+	struct ibv_pd *pd;
+	int ret;
+
+	/* 0 is no QP type: the id's (RC), as librdmacm takes it. */
+	if (a->qp_type && a->qp_type != IBV_QPT_RC) {
+		cma_err("%s: ERNIC has only RC QPs", who);
+		return EOPNOTSUPP;
+	}
+	pd = a->comp_mask & IBV_QP_INIT_ATTR_PD ? a->pd : NULL;
+	ret = check_for_qp(id, &pd);
+	if (ret)
+		return ret;
+	a->qp_type = IBV_QPT_RC;
+	a->pd = pd;
+	a->comp_mask |= IBV_QP_INIT_ATTR_PD;
+	ret = own_cqs(id, &a->send_cq, &a->recv_cq, a->cap.max_send_wr,
+		      a->cap.max_recv_wr);
+	if (ret)
+		return ret;
+	return finish_qp(id, ibv_create_qp_ex(id->id.verbs, a), pd);
+}
+
 CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *cmid, struct ibv_pd *pd,
 			      struct ibv_qp_init_attr *attr)
 {
-	struct cma_id *id = to_cma(cmid);
-	struct ibv_qp_init_attr a;
+	struct ibv_qp_init_attr_ex a = { 0 };
 	int ret;
 
-	if (!id || !attr)
+	if (!cmid || !attr)
 		return cma_ret(EINVAL);
-	/* 0 is no QP type: the id's (RC), as librdmacm takes it. */
-	if (attr->qp_type && attr->qp_type != IBV_QPT_RC) {
-		cma_err("rdma_create_qp: ERNIC has only RC QPs");
-		return cma_ret(EOPNOTSUPP);
-	}
-	ret = check_for_qp(id, &pd);
-	if (ret)
-		return cma_ret(ret);
-	a = *attr;
-	a.qp_type = IBV_QPT_RC;
-	ret = own_cqs(id, &a.send_cq, &a.recv_cq, a.cap.max_send_wr,
-		      a.cap.max_recv_wr);
-	if (ret)
-		return cma_ret(ret);
-	ret = finish_qp(id, ibv_create_qp(pd, &a), pd);
+	/* struct ibv_qp_init_attr_ex begins with ibv_qp_init_attr's fields. */
+	_Static_assert(offsetof(struct ibv_qp_init_attr_ex, sq_sig_all) ==
+			       offsetof(struct ibv_qp_init_attr, sq_sig_all),
+		       "ibv_qp_init_attr_ex no longer extends ibv_qp_init_attr");
+	memcpy(&a, attr, sizeof(*attr));
+	a.pd = pd;
+	a.comp_mask = pd ? IBV_QP_INIT_ATTR_PD : 0;
+	ret = create_qp(to_cma(cmid), &a, "rdma_create_qp");
 	if (!ret) {
 		attr->cap = a.cap;
 		attr->send_cq = a.send_cq;
@@ -158,30 +178,13 @@ CMA_EXPORT int rdma_create_qp(struct rdma_cm_id *cmid, struct ibv_pd *pd,
 CMA_EXPORT int rdma_create_qp_ex(struct rdma_cm_id *cmid,
 				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct cma_id *id = to_cma(cmid);
 	struct ibv_qp_init_attr_ex a;
-	struct ibv_pd *pd;
 	int ret;
 
-	if (!id || !attr)
+	if (!cmid || !attr)
 		return cma_ret(EINVAL);
-	if (attr->qp_type && attr->qp_type != IBV_QPT_RC) {
-		cma_err("rdma_create_qp_ex: ERNIC has only RC QPs");
-		return cma_ret(EOPNOTSUPP);
-	}
-	pd = attr->comp_mask & IBV_QP_INIT_ATTR_PD ? attr->pd : NULL;
-	ret = check_for_qp(id, &pd);
-	if (ret)
-		return cma_ret(ret);
 	a = *attr;
-	a.qp_type = IBV_QPT_RC;
-	a.pd = pd;
-	a.comp_mask |= IBV_QP_INIT_ATTR_PD;
-	ret = own_cqs(id, &a.send_cq, &a.recv_cq, a.cap.max_send_wr,
-		      a.cap.max_recv_wr);
-	if (ret)
-		return cma_ret(ret);
-	ret = finish_qp(id, ibv_create_qp_ex(id->id.verbs, &a), pd);
+	ret = create_qp(to_cma(cmid), &a, "rdma_create_qp_ex");
 	if (!ret)
 		attr->cap = a.cap;
 	return cma_ret(ret);
