@@ -217,6 +217,9 @@ struct ernic_qp {
 	uint32_t rq_budget;		/* elements the posted receives take */
 	uint32_t rq_credit;		/* receives posted since RESET */
 	uint32_t immq_ci;		/* next IMMQ entry */
+	uint32_t rq_ev_seen;		/* elements the event path has seen,
+					 * counted as rq_done is */
+	uint32_t immq_ev_wp;		/* IMMQ write pointer it last saw */
 	uint32_t msg_len;		/* bytes of the SEND being received */
 	uint32_t msg_pkts;		/* its elements read so far */
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */

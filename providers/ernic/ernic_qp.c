@@ -412,6 +412,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->rwqe_pi = qp->rwqe_ci = 0;
 		qp->rq_ci = qp->immq_ci = qp->msg_len = qp->msg_pkts = 0;
 		qp->rq_done = qp->rq_grant = qp->rq_budget = 0;
+		qp->rq_ev_seen = qp->immq_ev_wp = 0;
 		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
 		pthread_mutex_unlock(&qp->rq_lock);

@@ -333,6 +333,17 @@ static bool rx_write_imm(const struct rx_view *v, struct ernic_qp *qp,
 	return true;
 }
 
+/* An RQ element poll_cq completes a request at (a message's last packet)
+ * or reports as an error (an opcode or length it does not take). */
+static bool rx_ends(uint32_t rx)
+{
+	uint32_t opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
+
+	return opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
+	       rx_op[opc].last ||
+	       ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx) > ERNIC_RQ_ELEM_SIZE;
+}
+
 /*
  * The interrupt thread's share of the receive side, after an RQ
  * interrupt. First it copies the packets of a message that has not
@@ -343,26 +354,35 @@ static bool rx_write_imm(const struct rx_view *v, struct ernic_qp *qp,
  * left to poll_cq, which completes requests. Then it says whether a
  * completion is waiting for poll_cq (the head element ends a message or
  * is something poll_cq reports as an error, or a WRITE with immediate is
- * queued), and in *solicited whether a waiting message asked for a
- * solicited event (IBTA: SE on its last packet). Waking the application
- * for a packet that only starts or continues a message would have it
- * poll an empty CQ, and programs that poll once per event (perftest's
- * latency tests) lose step.
+ * queued) that it has not announced before, and in *solicited whether
+ * such a message asked for a solicited event (IBTA: SE on its last
+ * packet). Waking the application for a packet that only starts or
+ * continues a message would have it poll an empty CQ, and programs that
+ * poll once per event (perftest's latency tests) lose step.
  *
- * This looks at the queue as it is, not at what arrived since the last
- * interrupt: one interrupt may stand for many packets, and a queue the
- * IP refilled after the drain gave elements back must not look empty.
- * It waits for a poll_cq in progress, which may have read the write
- * pointer before these packets came. Caller holds ev_lock (so qp lives);
- * nobody takes ev_lock under rq_lock.
+ * It counts only what it has not seen before (rq_ev_seen, immq_ev_wp),
+ * as an armed CQ fires only for completions that come after the arm
+ * (IBTA 11.4.2.2): the IP raises RQINTSTS for every packet, and a
+ * message's last packet may raise it again after an earlier pass, armed
+ * or not, saw the message. Announcing it twice would wake the
+ * application for a completion its poll after the re-arm has already
+ * taken, and send it out of step. Elements seen while the CQ was not
+ * armed are not announced later either: the application's poll after
+ * its arm finds them. The rest is counted from the queue as it is, not
+ * from interrupts: one interrupt may stand for many packets, and a queue
+ * the IP refilled after the drain gave elements back must not look
+ * empty. It waits for a poll_cq in progress, which may have read the
+ * write pointer before these packets came. Caller holds ev_lock (so qp
+ * lives); nobody takes ev_lock under rq_lock.
  */
 bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		      bool *solicited)
 {
 	struct rx_view v;
-	uint32_t start, wp, iwp;
-	bool waiting = false;
+	uint32_t start, wp, iwp, n, k;
+	bool fresh = false;
 	struct ibv_wc wc;
+	int32_t seen;
 
 	*solicited = false;
 	pthread_mutex_lock(&qp->rq_lock);
@@ -379,9 +399,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 
 		rx = rxlen_at(&v, qp->rq_ci);
 		opc = ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx);
-		if (opc >= sizeof(rx_op) / sizeof(rx_op[0]) || !rx_op[opc].ok ||
-		    rx_op[opc].last || rx_op[opc].first == qp->msg_active ||
-		    ERNIC_FIELD_GET(ERNIC_RXLEN_LEN, rx) > ERNIC_RQ_ELEM_SIZE)
+		if (rx_ends(rx) || rx_op[opc].first == qp->msg_active)
 			break;
 		if (!qp->msg_active && immq_peek(&v, qp, iwp, &ev) &&
 		    ev.type == ERNIC_IMMINV_WRITE_IMM && ev.rqpi == qp->rq_ci)
@@ -391,22 +409,30 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	}
 	if (qp->rq_ci != start)
 		rq_grant(dev, qp);
-	if (qp->rwqe_ci != qp->rwqe_pi)
-		waiting = qp->rq_ci != wp || qp->immq_ci != iwp;
-	/* Solicited: any waiting message's last packet with SE. */
-	for (uint32_t k = qp->rq_ci; waiting && k != wp; k = (k + 1) % v.depth) {
-		uint32_t rx = rxlen_at(&v, k);
+	if (qp->rwqe_ci == qp->rwqe_pi) {
+		/* Nothing to complete into: a later pass announces these. */
+		pthread_mutex_unlock(&qp->rq_lock);
+		return false;
+	}
+	/* Elements [rq_ci, wp) wait for poll_cq; the head is what stopped
+	 * the drain. Those from rq_ev_seen on are new to this path. */
+	n = (wp + v.depth - qp->rq_ci) % v.depth;
+	seen = (int32_t)(qp->rq_ev_seen - qp->rq_done);
+	for (k = seen > 0 ? (uint32_t)seen : 0; k < n; k++) {
+		uint32_t rx = rxlen_at(&v, (qp->rq_ci + k) % v.depth);
 
-		if ((rx & ERNIC_RXLEN_SE) &&
-		    ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx) <
-			    sizeof(rx_op) / sizeof(rx_op[0]) &&
-		    rx_op[ERNIC_FIELD_GET(ERNIC_RXLEN_OPCODE, rx)].last) {
-			*solicited = true;
-			break;
+		if (k == 0 || rx_ends(rx)) {
+			fresh = true;
+			if ((rx & ERNIC_RXLEN_SE) && rx_ends(rx))
+				*solicited = true;
 		}
 	}
+	qp->rq_ev_seen = qp->rq_done + n;
+	if (iwp != qp->immq_ev_wp && iwp != qp->immq_ci)
+		fresh = true;
+	qp->immq_ev_wp = iwp;
 	pthread_mutex_unlock(&qp->rq_lock);
-	return waiting;
+	return fresh;
 }
 
 /*
