@@ -122,6 +122,7 @@ struct cma_id {
 	struct cma_id *watch_next;	/* dev->watched, under dev->lock */
 	bool is_watched;
 	uint32_t watch_qpn;		/* the QP's number when established */
+	bool told_disc;			/* DISCONNECTED delivered (once) */
 	/* rdma_create_ep() on a passive id: what rdma_get_request()
 	 * creates each new id's QP with. */
 	struct ibv_qp_init_attr *ep_attr;

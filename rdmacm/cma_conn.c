@@ -157,7 +157,12 @@ static void qp_to_err(struct cma_id *id)
  * QP going to the error state (requests to the dead side run out of
  * retries). The worker looks at the QPs of established connections once
  * a second; one in error is disconnected (DREQ), and the application is
- * told DISCONNECTED when the DREP comes or the DREQ times out.
+ * told DISCONNECTED at once, as a kernel's rdma_cm tells it on the
+ * peer's DREQ: the connection is of no more use, and the DREQ to a dead
+ * peer is retransmitted for the CM's whole timeout before it gives up.
+ * That DREQ's end (DREP or timeout) is not told again. An idle QP never
+ * goes to error: a connection nobody uses learns nothing, as over a
+ * kernel's CM when the peer's host dies.
  */
 static void watch(struct cma_id *id)
 {
@@ -199,8 +204,12 @@ bool cma_watch_qps(struct cma_dev *dev)
 		    st != IBV_QPS_ERR)
 			continue;
 		cma_unwatch(id);
-		if (!cm_send_dreq(id->cm, NULL, 0))
-			id->state = CMA_DISCONNECT;
+		if (cm_send_dreq(id->cm, NULL, 0))
+			continue;
+		id->state = CMA_DISCONNECT;
+		id->told_disc = true;
+		cma_post_event(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0,
+			       NULL);
 	}
 	return dev->watched != NULL;
 }
@@ -442,6 +451,9 @@ void cma_cm_event(void *ctx, struct cm_id *cm, const struct cm_event *ev)
 	case CM_EV_DREQ:
 	case CM_EV_DISCONNECTED:
 		id->state = CMA_DISCONNECT;
+		if (id->told_disc)
+			break;	/* the watch told it when the QP broke */
+		id->told_disc = true;
 		cma_post_event(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0,
 			       NULL);
 		break;

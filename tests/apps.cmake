@@ -67,7 +67,8 @@ add_test(NAME app_netns
 add_test(NAME app_netns_loss COMMAND bash ${_apps}/netns_loss.sh)
 # rdma_cm across namespaces, captured, under 5% loss, and failing.
 add_test(NAME app_rdmacm_faults
-  COMMAND bash ${_apps}/rdmacm_faults.sh $<TARGET_FILE:icrc_check>)
+  COMMAND bash ${_apps}/rdmacm_faults.sh $<TARGET_FILE:icrc_check>
+          $<TARGET_FILE:rdmacm_survivor>)
 set_tests_properties(app_netns app_netns_loss app_rdmacm_faults PROPERTIES
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 1800)
@@ -83,6 +84,11 @@ add_executable(rdmacm_cycles ${CMAKE_CURRENT_LIST_DIR}/rdmacm_cycles.c
 target_link_libraries(rdmacm_cycles PRIVATE PkgConfig::RDMACM_LIB
   PkgConfig::IBVERBS ${CMAKE_DL_LIBS})
 add_dependencies(rdmacm_cycles ernic-rdmacm)
+# What the working side sees when its peer is killed (app_rdmacm_faults).
+add_executable(rdmacm_survivor ${CMAKE_CURRENT_LIST_DIR}/rdmacm_survivor.c)
+target_link_libraries(rdmacm_survivor PRIVATE PkgConfig::RDMACM_LIB
+  PkgConfig::IBVERBS)
+add_dependencies(rdmacm_survivor ernic-rdmacm)
 add_test(NAME rdmacm_cycles
   COMMAND bash ${_apps}/rdmacm_cycles.sh $<TARGET_FILE:rdmacm_cycles>
           $<TARGET_FILE:ernic-rdmacm>)

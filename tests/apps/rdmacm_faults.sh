@@ -12,14 +12,16 @@
 #     never a hang: an address nobody answers ARP for (ADDR_ERROR),
 #     connecting to an address whose device nobody holds,
 #     a listener killed while the client connects, a peer killed
-#     mid-transfer.
-#   usage: rdmacm_faults.sh PATH/TO/icrc_check
+#     mid-transfer (the sender's transfer ends; a client killed while
+#     the server writes to it: the server sees DISCONNECTED).
+#   usage: rdmacm_faults.sh PATH/TO/icrc_check PATH/TO/rdmacm_survivor
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "network namespaces, nftables, mknod"
 need_cmds ip nft dumpcap tshark rping ucmatose ib_write_bw ibv_devices ss
 : "${ERNICCTL:?}"
-ICRC_CHECK=$(readlink -f "${1:?usage: $0 PATH/TO/icrc_check}")
+ICRC_CHECK=$(readlink -f "${1:?usage: $0 PATH/TO/icrc_check PATH/TO/rdmacm_survivor}")
+SURVIVOR=$(readlink -f "${2:?usage: $0 PATH/TO/icrc_check PATH/TO/rdmacm_survivor}")
 
 # What `ernicctl env` adds for rdma_cm programs; each host's overlay
 # (ERNIC_RUNDIR, SYSFS_PATH) comes with the host.
@@ -209,5 +211,37 @@ if [ "$RC" != 124 ] && [ "$SECS" -lt 60 ] &&
 else
 	show_output client "$WORK/victim.cli"
 	case_failed "peer killed" "the sender: exit $RC after ${SECS}s"
+fi
+# 4. A client killed (SIGKILL) while the server RDMA WRITEs to it: the
+#    server's retries run out, its QP goes to error, and its CM reports
+#    RDMA_CM_EVENT_DISCONNECTED (after its DREQ goes unanswered), as the
+#    kernel's would on the peer's DREQ. The server then ends by itself.
+host_argv l0
+"${HOST_ARGV[@]}" timeout 150 "$SURVIVOR" server 127.0.0.92 18593 >"$WORK/surv.srv" 2>&1 &
+spid=$!
+BG_PIDS+=("$spid")
+for _ in $(seq 100); do rdmacm_ready l0 18593 && break; sleep 0.1; done
+host_argv l1
+"${HOST_ARGV[@]}" timeout 150 "$SURVIVOR" client 127.0.0.92 18593 >"$WORK/surv.cli" 2>&1 &
+cpid=$!
+BG_PIDS+=("$cpid")
+for _ in $(seq 200); do grep -q '^writing' "$WORK/surv.srv" && break; sleep 0.1; done
+sleep 1
+pkill -KILL -f "$SURVIVOR client 127.0.0.92 18593" || true
+t0=$SECONDS
+RC=0
+wait "$spid" || RC=$?
+SECS=$((SECONDS - t0))
+wait "$cpid" 2>/dev/null || true
+if [ "$RC" = 0 ] && grep -q '^connected' "$WORK/surv.cli" &&
+	grep -q '^writing' "$WORK/surv.srv" &&
+	grep -Eq '^server: DISCONNECTED .*\(transport retry counter exceeded\)' \
+		"$WORK/surv.srv"; then
+	echo "ok: client killed mid-transfer: $(grep '^server: DISCONNECTED' "$WORK/surv.srv")," \
+		"the server ended ${SECS}s after the kill"
+else
+	show_output client "$WORK/surv.cli"
+	show_output server "$WORK/surv.srv"
+	case_failed "client killed" "the server: exit $RC after ${SECS}s"
 fi
 finish
