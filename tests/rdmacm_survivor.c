@@ -10,9 +10,9 @@
  *       connection ends. Prints "writing" once the first WRITE has
  *       completed, then, when RDMA_CM_EVENT_DISCONNECTED comes, the
  *       first failed completion and how long after it the event came.
- *   rdmacm_survivor client ADDR PORT   connect to ADDR:PORT offering a
- *       64 KiB buffer for remote writes, print "connected", then sleep
- *       until killed.
+ *   rdmacm_survivor client ADDR PORT [SRC]   connect to ADDR:PORT (from
+ *       SRC) offering a 64 KiB buffer for remote writes, print
+ *       "connected", then sleep until killed.
  *
  * A killed peer cannot send its DREQ (it has no kernel to send it, and
  * with an idle connection nothing would ever tell the survivor, as with
@@ -103,7 +103,7 @@ static struct ibv_qp_init_attr qp_attr(void)
 }
 
 static _Noreturn void run_client(struct rdma_event_channel *ch,
-				struct sockaddr_in *sa)
+				struct sockaddr_in *sa, struct sockaddr_in *src)
 {
 	struct ibv_qp_init_attr qa = qp_attr();
 	struct rdma_conn_param cp = { .retry_count = 7, .rnr_retry_count = 7 };
@@ -114,7 +114,8 @@ static _Noreturn void run_client(struct rdma_event_channel *ch,
 	void *buf;
 
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(id, NULL, (struct sockaddr *)sa, 5000))
+	    rdma_resolve_addr(id, (struct sockaddr *)src, (struct sockaddr *)sa,
+			      5000))
 		die("client: resolve_addr: %s", strerror(errno));
 	rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED, 10000));
 	if (rdma_resolve_route(id, 5000))
@@ -122,7 +123,7 @@ static _Noreturn void run_client(struct rdma_event_channel *ch,
 	rdma_ack_cm_event(next_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED, 10000));
 	if (rdma_create_qp(id, NULL, &qa))
 		die("client: rdma_create_qp: %s", strerror(errno));
-	buf = calloc(1, BUF_LEN);
+	buf = aligned_alloc(4096, BUF_LEN);
 	mr = buf ? ibv_reg_mr(id->pd, buf, BUF_LEN,
 			      IBV_ACCESS_LOCAL_WRITE |
 				      IBV_ACCESS_REMOTE_WRITE) : NULL;
@@ -214,7 +215,7 @@ static int run_server(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 	rdma_ack_cm_event(ev);
 	if (rdma_create_qp(id, NULL, &qa))
 		die("server: rdma_create_qp: %s", strerror(errno));
-	buf = malloc(BUF_LEN);
+	buf = aligned_alloc(4096, BUF_LEN);
 	mr = buf ? ibv_reg_mr(id->pd, buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE) :
 		   NULL;
 	if (!mr)
@@ -246,19 +247,22 @@ static int run_server(struct rdma_event_channel *ch, struct sockaddr_in *sa)
 int main(int argc, char **argv)
 {
 	struct rdma_event_channel *ch;
-	struct sockaddr_in sa;
+	struct sockaddr_in sa, src;
 
-	if (argc != 4 ||
+	if (argc < 4 || argc > 5 ||
 	    (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: %s server|client ADDR PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s server|client ADDR PORT [SRC]\n",
+			argv[0]);
 		return 2;
 	}
 	resolve(&sa, argv[2], argv[3]);
+	if (argc == 5)
+		resolve(&src, argv[4], "0");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ch = rdma_create_event_channel();
 	if (!ch)
 		die("rdma_create_event_channel: %s", strerror(errno));
 	if (!strcmp(argv[1], "client"))
-		run_client(ch, &sa);
+		run_client(ch, &sa, argc == 5 ? &src : NULL);
 	return run_server(ch, &sa);
 }
