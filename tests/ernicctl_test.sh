@@ -81,6 +81,7 @@ check_device() { # NAME ADDR NETDEV GID0 [GUID]
 	check_file "$UV/uverbs$n/ibdev" "$name"
 	check_file "$UV/uverbs$n/abi_version" 1
 	check_file "$UV/uverbs$n/dev" 1:7
+	check_file "$UV/uverbs$n/ernic_node_ino" "$(stat -c %i "/dev/infiniband/uverbs$n")"
 	[ -c "/dev/infiniband/uverbs$n" ] || fail "/dev/infiniband/uverbs$n is not a char device"
 	[ "$(stat -c '%t:%T %a' "/dev/infiniband/uverbs$n")" = "1:7 666" ] ||
 		fail "/dev/infiniband/uverbs$n: $(stat -c '%t:%T %a' "/dev/infiniband/uverbs$n")"
@@ -373,8 +374,17 @@ n=$(uverbs_of "$max")
 check_gone "$max" "$n"
 "$ERNICCTL" del ernic6
 check_gone ernic6 "$n6"
+# /dev/infiniband is every overlay's: a node of ernic0's name made since
+# by someone else (another overlay, once ernic0's was gone) is not
+# ernic0's to remove.
+node0=/dev/infiniband/uverbs$n0
+rm -f "$node0"
+mknod -m 666 "$node0" c 1 7
 "$ERNICCTL" del ernic0
+[ -c "$node0" ] || fail "del ernic0 removed $node0, a node it did not make"
+rm -f "$node0"
 check_gone ernic0 "$n0"
+echo "ok: del leaves a node of the same name that another overlay made"
 expect_fail 1 "no device named 'ernic0'" "$ERNICCTL" del ernic0
 [ -z "$("$ERNICCTL" list)" ] || fail "list after del"
 [ -z "$(ls -A "$IB")" ] && [ "$(ls -A "$UV")" = abi_version ] ||

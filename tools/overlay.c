@@ -344,7 +344,16 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	return 0;
 }
 
-static int build_uverbs(const char *dir, const char *name)
+/*
+ * The uverbsN entry, and in OVERLAY_NODE_ID the inode of the node made
+ * for it: /dev/infiniband is shared by every overlay, and another one
+ * may hold a node of the same name later (made after ours went, or in
+ * a mount namespace of its own with a private /dev/infiniband). del
+ * removes the node only if it is still the one this add made.
+ */
+#define OVERLAY_NODE_ID "ernic_node_ino"
+
+static int build_uverbs(const char *dir, const char *name, ino_t node_ino)
 {
 	int rc;
 
@@ -352,9 +361,28 @@ static int build_uverbs(const char *dir, const char *name)
 	    (rc = put(dir, "ibdev", "%s\n", name)) ||
 	    (rc = put(dir, "abi_version", "1\n")) ||
 	    (rc = put(dir, "dev", "%d:%d\n", OVERLAY_CDEV_MAJOR,
-		      OVERLAY_CDEV_MINOR)))
+		      OVERLAY_CDEV_MINOR)) ||
+	    (rc = put(dir, OVERLAY_NODE_ID, "%llu\n",
+		      (unsigned long long)node_ino)))
 		return rc;
 	return 0;
+}
+
+/* The inode build_uverbs recorded in entry vpath; false if none. */
+static bool node_id(const char *vpath, unsigned long long *ino)
+{
+	char path[PATH_MAX];
+	bool ok;
+	FILE *f;
+
+	if (pathf(path, "%s/%s", vpath, OVERLAY_NODE_ID))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	ok = fscanf(f, "%llu", ino) == 1;
+	fclose(f);
+	return ok;
 }
 
 /* Anything there, or unknowable (EACCES...), counts as taken. */
@@ -454,6 +482,7 @@ int overlay_add(const char *rundir, const struct ernic_conf *conf,
 	char other[ERNIC_NAME_MAX + 1];
 	struct undo *u;
 	unsigned int n = 0;
+	struct stat st;
 	int rc;
 
 	u = calloc(1, sizeof(*u));
@@ -545,7 +574,7 @@ int overlay_add(const char *rundir, const struct ernic_conf *conf,
 		goto fail;
 	}
 	undo_push(u, node);
-	if (chmod(node, 0666)) { /* mknod honours the umask */
+	if (chmod(node, 0666) || lstat(node, &st)) { /* mknod: umask */
 		rc = errno;
 		set_err(err, errlen, "cannot chmod %s: %s", node, strerror(rc));
 		goto fail;
@@ -557,7 +586,7 @@ int overlay_add(const char *rundir, const struct ernic_conf *conf,
 		goto fail;
 	rm_tree(tmp);
 	undo_push(u, tmp);
-	rc = build_uverbs(tmp, conf->name);
+	rc = build_uverbs(tmp, conf->name, st.st_ino);
 	if (!rc && rename(tmp, path))
 		rc = errno;
 	if (rc) {
@@ -581,7 +610,8 @@ int overlay_del(const char *rundir, const char *name, char *err,
 {
 	char ibpath[PATH_MAX], vpath[PATH_MAX], node[PATH_MAX];
 	struct overlay_dev *devs;
-	bool found = false;
+	bool found = false, have_id;
+	unsigned long long ino = 0;
 	struct stat st;
 	size_t n;
 	int rc;
@@ -608,12 +638,15 @@ int overlay_del(const char *rundir, const char *name, char *err,
 			rc = ENAMETOOLONG;
 			break;
 		}
+		have_id = node_id(vpath, &ino);
 		rc = rm_tree(vpath);
-		/* Only our own kind of node: never a real uverbs device. */
+		/* Only our own kind of node, never a real uverbs device, and
+		 * only the one made for this entry (an entry of an older
+		 * ernicctl has no record: its node of our kind goes). */
 		if (!rc && !lstat(node, &st) && S_ISCHR(st.st_mode) &&
 		    st.st_rdev == makedev(OVERLAY_CDEV_MAJOR,
 					  OVERLAY_CDEV_MINOR) &&
-		    unlink(node))
+		    (!have_id || st.st_ino == ino) && unlink(node))
 			rc = errno;
 	}
 	free(devs);
