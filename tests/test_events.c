@@ -276,25 +276,40 @@ static void test_unread_events(void **state)
  * draining the RQ, and the one event comes when it is complete, so a
  * single poll after it finds the completion (what perftest's latency
  * tests do with -e). */
-static void test_event_after_whole_message(void **state)
-{
-	const uint32_t len = 2u << 20;
-	struct ibv_wc wc;
-	struct pair p;
+#define BIG_LEN (2u << 20)
 
-	(void)state;
+/* B event-driven, a QP pair, BIG_LEN bytes of pattern seed to send. */
+static void big_setup(struct pair *p, uint8_t seed)
+{
 	ev_open(&EB);
-	pair_up(&p, 16, 16);
-	fill(A.buf, len, 77);
-	memset(B.buf, 0, len);
-	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
-	send_one(&p, 5, len);
-	expect_event(&EB, WAIT_MS, "RECV of 2 MiB");
+	pair_up(p, 16, 16);
+	fill(A.buf, BIG_LEN, seed);
+	memset(B.buf, 0, BIG_LEN);
+}
+
+/* One poll (what follows one event) finds the BIG_LEN RECV id, whole. */
+static void poll_big_recv(uint64_t id)
+{
+	struct ibv_wc wc;
+
 	assert_int_equal(ibv_poll_cq(EB.cq, 1, &wc), 1);
 	assert_int_equal(wc.status, IBV_WC_SUCCESS);
 	assert_int_equal(wc.opcode, IBV_WC_RECV);
-	assert_int_equal(wc.byte_len, len);
-	assert_memory_equal(B.buf, A.buf, len);
+	assert_int_equal(wc.wr_id, id);
+	assert_int_equal(wc.byte_len, BIG_LEN);
+	assert_memory_equal(B.buf, A.buf, BIG_LEN);
+}
+
+static void test_event_after_whole_message(void **state)
+{
+	struct pair p;
+
+	(void)state;
+	big_setup(&p, 77);
+	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
+	send_one(&p, 5, BIG_LEN);
+	expect_event(&EB, WAIT_MS, "RECV of 2 MiB");
+	poll_big_recv(5);
 	/* No second event for it. */
 	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
 	expect_no_event(&EB, "after the 2 MiB RECV was polled");
@@ -310,29 +325,21 @@ static void test_event_after_whole_message(void **state)
  * packet, once the first message is polled, is worth an event. */
 static void test_one_event_per_completion(void **state)
 {
-	const uint32_t len = 2u << 20;
-	struct ibv_wc wc;
 	struct pair p;
 
 	(void)state;
-	ev_open(&EB);
-	pair_up(&p, 16, 16);
-	fill(A.buf, len, 78);
-	memset(B.buf, 0, len);
+	big_setup(&p, 78);
 	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
 	send_one(&p, 6, 100);
 	expect_event(&EB, WAIT_MS, "RECV of 100 B");
 	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
-	post_recv1(p.b, 7, B.buf, len, B.mr->lkey);
-	post1(p.a, 7, IBV_WR_SEND, A.buf, len, 0, 0, 0, IBV_SEND_SIGNALED);
+	post_recv1(p.b, 7, B.buf, BIG_LEN, B.mr->lkey);
+	post1(p.a, 7, IBV_WR_SEND, A.buf, BIG_LEN, 0, 0, 0,
+	      IBV_SEND_SIGNALED);
 	expect_no_event(&EB, "packets queued behind an announced message");
 	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 6);
 	expect_event(&EB, WAIT_MS, "RECV of 2 MiB");
-	assert_int_equal(ibv_poll_cq(EB.cq, 1, &wc), 1);
-	assert_int_equal(wc.status, IBV_WC_SUCCESS);
-	assert_int_equal(wc.wr_id, 7);
-	assert_int_equal(wc.byte_len, len);
-	assert_memory_equal(B.buf, A.buf, len);
+	poll_big_recv(7);
 	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
 	expect_no_event(&EB, "after both were polled");
 	poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 6);
