@@ -6,11 +6,11 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "access_model.h"
 #include "access_uio.h"
 #include "access_vfio.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
+#include "ernic_sw.h"
 
 int ernic_access_open(const struct ernic_conf *conf,
 		      struct ernic_access **out, char *err, size_t errlen)
@@ -25,7 +25,8 @@ int ernic_access_open(const struct ernic_conf *conf,
 	*out = NULL;
 	switch (conf->backend) {
 	case ERNIC_BACKEND_SW:
-		return ernic_access_model_open(conf, out, err, errlen);
+		/* libernic-sw.so, loaded on first use */
+		return ernic_access_sw_open(conf, out, err, errlen);
 	case ERNIC_BACKEND_UIO:
 		return ernic_access_uio_open(conf, out, err, errlen);
 	case ERNIC_BACKEND_VFIO:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Access backend for the in-process ERNIC model (ERNIC_BACKEND_SW): the
+ * Access backend for the in-process ERNIC model (ERNIC_BACKEND_SW), built
+ * into libernic-sw.so (ernic_sw.h) with the model itself: the
  * register window is the model's register file, and "DMA" memory is
  * ordinary host memory given a bus address by the model's address space.
  */
@@ -16,6 +17,7 @@
 #include "ernic_conf.h"
 #include "ernic_access.h"
 #include "ernic_model.h"
+#include "ernic_sw.h"
 
 /*
  * coherent=0 on a software ERNIC simulates a non-coherent bus at its
@@ -301,4 +303,18 @@ int ernic_access_model_open(const struct ernic_conf *conf,
 struct ernic_model *ernic_access_model(struct ernic_access *acc)
 {
 	return acc && acc->ops->reg_read == ma_reg_read ? to_model(acc) : NULL;
+}
+
+/* libernic-sw.so's entry point (ernic_sw.h): what the provider's access
+ * layer loads for a software device. */
+const struct ernic_sw_backend *ernic_sw_backend_v1(void)
+{
+	static const struct ernic_sw_backend b = {
+		.abi = ERNIC_SW_ABI,
+		.conf_size = sizeof(struct ernic_conf),
+		.ops_size = sizeof(struct ernic_access_ops),
+		.open = ernic_access_model_open,
+	};
+
+	return &b;
 }

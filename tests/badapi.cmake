@@ -10,7 +10,7 @@ add_executable(test_badapi ${CMAKE_CURRENT_LIST_DIR}/test_badapi.c
   ${CMAKE_CURRENT_LIST_DIR}/test_badapi_post.c
   ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 target_link_libraries(test_badapi PRIVATE PkgConfig::CMOCKA PkgConfig::IBVERBS
-  ernic-rdmav${ERNIC_PABI_VERSION})
+  ernic)
 add_test(NAME badapi COMMAND test_badapi)
 # Again on the fixture's software ERNICs that simulate a non-coherent
 # bus: registration copies the buffer there, so it must be checked first.

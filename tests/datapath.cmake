@@ -13,7 +13,7 @@ add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
 # The test reads the SQ ring through the provider's own QP structure.
 target_include_directories(test_datapath PRIVATE ${CMAKE_SOURCE_DIR}/access)
 target_link_libraries(test_datapath PRIVATE PkgConfig::CMOCKA
-  PkgConfig::IBVERBS ernic-rdmav${ERNIC_PABI_VERSION} Threads::Threads)
+  PkgConfig::IBVERBS ernic Threads::Threads)
 add_test(NAME datapath COMMAND test_datapath post)
 add_test(NAME datapath_wire COMMAND test_datapath wire)
 # Completion channels, CQ arming, QP fatal async events and recovery.

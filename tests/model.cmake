@@ -9,8 +9,10 @@ target_link_libraries(test_model_regs PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)
 add_test(NAME model_regs COMMAND test_model_regs)
 
+# ernic-sw: the backend ernic_access_open() loads, and the model behind
+# its handles (found loaded, by soname).
 add_executable(test_access_model ${CMAKE_CURRENT_LIST_DIR}/test_access_model.c)
-target_link_libraries(test_access_model PRIVATE ernic_access
+target_link_libraries(test_access_model PRIVATE ernic_access ernic-sw
                       PkgConfig::CMOCKA)
 add_test(NAME access_model COMMAND test_access_model)
 

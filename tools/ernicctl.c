@@ -26,6 +26,7 @@
 #include "ernic_conf.h"
 #include "ernic_net.h"
 #include "overlay.h"
+#include "paths.h"
 #include "vfpga_ctl.h"
 
 #ifndef NETLINK_RDMA
@@ -663,9 +664,8 @@ static void put_shell_word(const char *s)
 
 static int cmd_env(int argc, char **argv)
 {
-	char rundir[PATH_MAX], exe[PATH_MAX], buf[PATH_MAX + 32];
-	char *slash;
-	ssize_t n;
+	char rundir[PATH_MAX], buf[PATH_MAX + 32], err[PATH_MAX + 64];
+	struct ernic_paths paths;
 	int rc;
 
 	rc = plain_opts(argc, argv);
@@ -676,39 +676,28 @@ static int cmd_env(int argc, char **argv)
 				   argv[optind]);
 	if (get_rundir(rundir, sizeof(rundir)))
 		return 1;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n < 0) {
-		fail_msg("cannot resolve /proc/self/exe: %s", strerror(errno));
+	if (ernic_paths_get(&paths, err, sizeof(err))) {
+		fail_msg("%s", err);
 		return 1;
-	}
-	exe[n] = '\0';
-	/* PREFIX/bin/ernicctl -> PREFIX/lib */
-	for (int i = 0; i < 2; i++) {
-		slash = strrchr(exe, '/');
-		if (!slash) {
-			fail_msg("unexpected executable path '%s'", exe);
-			return 1;
-		}
-		*slash = '\0';
 	}
 	fputs("export SYSFS_PATH=", stdout);
 	snprintf(buf, sizeof(buf), "%s/%s", rundir, OVERLAY_SYSFS);
 	put_shell_word(buf);
-	/* libibverbs appends -rdmav<PABI>.so to a driver given by path */
-	fputs(" RDMAV_DRIVERS=", stdout);
-	snprintf(buf, sizeof(buf), "%s/lib/libernic", exe);
-	put_shell_word(buf);
+	/* libibverbs appends -rdmav<PABI>.so to a driver given by path;
+	 * none when it finds the provider through /etc/libibverbs.d. */
+	if (paths.driver[0]) {
+		fputs(" RDMAV_DRIVERS=", stdout);
+		put_shell_word(paths.driver);
+	}
 	/* ibv_create_comp_channel() for ERNIC devices; whatever else the
 	 * caller preloads stays, after it. */
 	fputs(" LD_PRELOAD=", stdout);
-	snprintf(buf, sizeof(buf), "%s/lib/libernic-preload.so", exe);
-	put_shell_word(buf);
+	put_shell_word(paths.preload);
 	fputs("\"${LD_PRELOAD:+:$LD_PRELOAD}\"", stdout);
 	/* librdmacm for ERNIC devices (rdma_cm programs), in a directory
 	 * of its own so it stands in for the distribution's only here. */
 	fputs(" LD_LIBRARY_PATH=", stdout);
-	snprintf(buf, sizeof(buf), "%s/lib/rdmacm", exe);
-	put_shell_word(buf);
+	put_shell_word(paths.rdmacm);
 	fputs("\"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}\"", stdout);
 	putchar('\n');
 	return 0;

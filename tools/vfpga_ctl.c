@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "paths.h"
 #include "vfpga_ctl.h"
 
 #define READY_TIMEOUT_MS 10000
@@ -52,20 +53,25 @@ static void remove_tree(const char *dir)
 	rmdir(dir);
 }
 
-/* The ernic-vfpga next to this ernicctl. */
-static int vfpga_exe(char *buf, size_t len)
+/* The ernic-vfpga of this ernicctl's tree (paths.h). */
+static int vfpga_exe(char *buf, size_t len, char *err, size_t errlen)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
+	struct ernic_paths p;
+	int rc;
 
-	if (n < 0)
-		return errno;
-	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof("/ernic-vfpga") > len)
+	rc = ernic_paths_get(&p, err, errlen);
+	if (rc)
+		return rc;
+	if ((size_t)snprintf(buf, len, "%s", p.vfpga) >= len) {
+		snprintf(err, errlen, "%s: path too long", p.vfpga);
 		return ENAMETOOLONG;
-	strcpy(slash, "/ernic-vfpga");
-	return access(buf, X_OK) ? errno : 0;
+	}
+	if (access(buf, X_OK)) {
+		rc = errno;
+		snprintf(err, errlen, "cannot run %s: %s", buf, strerror(rc));
+		return rc;
+	}
+	return 0;
 }
 
 /* The last line of a file, without its newline ("" if none). */
@@ -102,12 +108,9 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 			 conf->name);
 		return rc;
 	}
-	rc = vfpga_exe(exe, sizeof(exe));
-	if (rc) {
-		snprintf(err, errlen, "cannot find ernic-vfpga next to "
-			 "ernicctl: %s", strerror(rc));
+	rc = vfpga_exe(exe, sizeof(exe), err, errlen);
+	if (rc)
 		return rc;
-	}
 	vfpga_stop(rundir, conf->name);	/* a stale tree from a crash */
 	rc = mkdir_p(dir, 0755);
 	snprintf(cfg, sizeof(cfg), "%s/model.conf", dir);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ernicdv: direct-verbs extensions of the ERNIC provider. Link with
- * -lernic (or the uninstalled build/lib/libernic-rdmav34.so).
+ * -lernic (pkg-config libernic; uninstalled: build/lib/libernic.so).
  */
 #ifndef ERNICDV_H
 #define ERNICDV_H
