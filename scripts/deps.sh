@@ -7,7 +7,8 @@ pkgs=(build-essential cmake pkg-config clang
       zlib1g-dev libpcap-dev tshark nftables
       libnetfilter-queue-dev libnftnl-dev libmnl-dev
       libclang-rt-14-dev llvm-14
-      iproute2 util-linux)
+      iproute2 util-linux
+      debhelper lintian rpm python3-pyverbs)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
