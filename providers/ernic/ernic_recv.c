@@ -420,10 +420,11 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	seen = (int32_t)(qp->rq_ev_seen - qp->rq_done);
 	for (k = seen > 0 ? (uint32_t)seen : 0; k < n; k++) {
 		uint32_t rx = rxlen_at(&v, (qp->rq_ci + k) % v.depth);
+		bool ends = rx_ends(rx);
 
-		if (k == 0 || rx_ends(rx)) {
+		if (k == 0 || ends) {
 			fresh = true;
-			if ((rx & ERNIC_RXLEN_SE) && rx_ends(rx))
+			if (ends && (rx & ERNIC_RXLEN_SE))
 				*solicited = true;
 		}
 	}
