@@ -164,6 +164,18 @@ static void qp_to_err(struct cma_id *id)
  * goes to error: a connection nobody uses learns nothing, as over a
  * kernel's CM when the peer's host dies.
  */
+/* The connection is over: DISCONNECTED, told once (the watch may have
+ * told it when the QP broke, before the DREQ ended). Caller holds
+ * dev->lock. */
+static void tell_disconnected(struct cma_id *id)
+{
+	id->state = CMA_DISCONNECT;
+	if (id->told_disc)
+		return;
+	id->told_disc = true;
+	cma_post_event(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0, NULL);
+}
+
 static void watch(struct cma_id *id)
 {
 	if (id->is_watched || !id->id.qp)
@@ -204,12 +216,8 @@ bool cma_watch_qps(struct cma_dev *dev)
 		    st != IBV_QPS_ERR)
 			continue;
 		cma_unwatch(id);
-		if (cm_send_dreq(id->cm, NULL, 0))
-			continue;
-		id->state = CMA_DISCONNECT;
-		id->told_disc = true;
-		cma_post_event(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0,
-			       NULL);
+		if (!cm_send_dreq(id->cm, NULL, 0))
+			tell_disconnected(id);
 	}
 	return dev->watched != NULL;
 }
@@ -450,12 +458,7 @@ void cma_cm_event(void *ctx, struct cm_id *cm, const struct cm_event *ev)
 		break;
 	case CM_EV_DREQ:
 	case CM_EV_DISCONNECTED:
-		id->state = CMA_DISCONNECT;
-		if (id->told_disc)
-			break;	/* the watch told it when the QP broke */
-		id->told_disc = true;
-		cma_post_event(id, NULL, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0,
-			       NULL);
+		tell_disconnected(id);
 		break;
 	default:
 		break;
