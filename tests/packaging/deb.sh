@@ -10,6 +10,8 @@
 # the running system, so it runs alone (RUN_SERIAL) and purges on exit.
 #   usage: deb.sh SOURCE_DIR
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/copy_source.sh
+source "$(dirname "$0")/copy_source.sh"
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -48,12 +50,7 @@ snapshot() {
 
 # 1. Build from a copy of the tracked (and new, not ignored) files.
 mkdir "$WORK/src"
-if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$SRC" ls-files -z --cached --others --exclude-standard |
-		(cd "$SRC" && xargs -0 cp --parents -t "$WORK/src")
-else
-	tar -C "$SRC" --exclude='./build*' -cf - . | tar -C "$WORK/src" -xf -
-fi
+copy_source "$SRC" "$WORK/src"
 t0=$SECONDS
 if ! (cd "$WORK/src" && dpkg-buildpackage -b -us -uc -j"$(nproc)") >"$WORK/build.log" 2>&1; then
 	tail -40 "$WORK/build.log"

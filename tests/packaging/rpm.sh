@@ -9,6 +9,8 @@
 # the provider package needs no zlib (the software ERNIC is in -utils).
 #   usage: rpm.sh SOURCE_DIR
 set -euo pipefail
+# shellcheck source=SCRIPTDIR/copy_source.sh
+source "$(dirname "$0")/copy_source.sh"
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -22,12 +24,7 @@ WORK=$(mktemp -d /tmp/ernic-rpm.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 mkdir -p "$WORK/SOURCES" "$WORK/src/ernic-$VER"
-if git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$SRC" ls-files -z --cached --others --exclude-standard |
-		(cd "$SRC" && xargs -0 cp --parents -t "$WORK/src/ernic-$VER")
-else
-	tar -C "$SRC" --exclude='./build*' -cf - . | tar -C "$WORK/src/ernic-$VER" -xf -
-fi
+copy_source "$SRC" "$WORK/src/ernic-$VER"
 tar -C "$WORK/src" -czf "$WORK/SOURCES/ernic-$VER.tar.gz" "ernic-$VER"
 t0=$SECONDS
 if ! rpmbuild -bb --nodeps --define "_topdir $WORK" \
