@@ -490,6 +490,12 @@ static inline uint64_t ernic_rq_block_size(uint32_t depth, uint32_t bufsz)
  * subsystem reason is in STATQPi: NAK syndrome [22:16] holds the AETH
  * syndrome of the NAK or RNR NAK that ended the QP (0 for a timeout),
  * and the retry counters show which limit ran out.
+ *
+ * Order (PG332 is silent; the model keeps it): the syndrome, then the
+ * error CQE and the CQ write index, then STATQPi.FATAL. A register read
+ * and a DDR write take different paths on a board, so software that sees
+ * FATAL with no error CQE still gives the CQE a millisecond to land
+ * before it takes "no CQE" as final.
  */
 
 /* PG332 ch.1 "Unsupported Features" */

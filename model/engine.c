@@ -246,13 +246,16 @@ void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code, uint8_t syndrome)
 		return;
 	q->fatal = true;
 	/* The reason first: software reads STATQPi when it sees the error
-	 * CQE (ernic_hw.h "Error completions"). */
+	 * CQE. Then the CQE, then FATAL: software that sees FATAL finds
+	 * the CQE already there, however late this thread runs again
+	 * (ernic_hw.h "Error completions"). */
 	st &= ~ERNIC_STATQP_NAK_SYNDROME;
-	st |= ERNIC_STATQP_FATAL | ERNIC_STATQP_OSQ_EMPTY |
+	st |= ERNIC_STATQP_OSQ_EMPTY |
 	      ERNIC_FIELD_PREP(ERNIC_STATQP_NAK_SYNDROME, syndrome & 0x7F);
 	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st);
 	if (cqe)
 		eng_cqe_write(e, i, &q->osq[q->osq_head], true);
+	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st | ERNIC_STATQP_FATAL);
 	q->osq_n = 0;
 	q->tx_cur = 0;
 	q->rto_at = q->rnr_at = 0;

@@ -103,10 +103,10 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 }
 
 /*
- * The IP sets STATQPi.FATAL just before it writes the error CQE of the
- * WQE that failed (ernic_hw.h "Error completions"). A poll that saw the
- * bit may look at the CQ in between: only a millisecond later is "no
- * new CQE" final, and the rest flushed.
+ * The error CQE of the WQE that failed is written before STATQPi.FATAL
+ * (ernic_hw.h "Error completions"), but on a board the CQE's DDR write
+ * may land after the register read that saw FATAL: only a millisecond
+ * later is "no new CQE" final, and the rest flushed.
  */
 static bool fatal_settled(struct ernic_qp *qp)
 {
