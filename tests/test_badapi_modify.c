@@ -88,6 +88,25 @@ static void refused_modify(struct ba_ctx *c, struct ibv_qp_attr *a, int m)
 	ba_check_exchange(c);
 }
 
+static void setup(struct ba_ctx *c, enum ibv_qp_state from);
+
+/* RESET -> INIT with IBV_ACCESS_REMOTE_ATOMIC: accepted and kept. */
+static void init_remote_atomic(struct ba_ctx *c)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int m;
+
+	setup(c, IBV_QPS_RESET);
+	ba_init_attr(&a, &m);
+	a.qp_access_flags |= IBV_ACCESS_REMOTE_ATOMIC;
+	CALL_INT(ibv_modify_qp(c->qa, &a, m));
+	CHECK(ibv_query_qp(c->qa, &a, IBV_QP_ACCESS_FLAGS, &ia) == 0,
+	      "query_qp fails");
+	CHECK(a.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC,
+	      "access flags 0x%x lost REMOTE_ATOMIC", a.qp_access_flags);
+}
+
 /* c->qa in state from, its peer c->qb already RTS towards it. */
 static void setup(struct ba_ctx *c, enum ibv_qp_state from)
 {
@@ -387,8 +406,10 @@ const struct ba_case ba_modify_cases[] = {
 	AT("init_port_num_2", I_PORT2, EINVAL),
 	AT("init_pkey_index_out_of_range", I_PKEY, EINVAL),
 	AT("init_access_unknown_bit", I_ACC_BIT12, EINVAL),
-	/* atomic_cap NONE: refused, as not supported or as invalid. */
-	AT("init_access_remote_atomic", I_ACC_ATOMIC, EINVAL, EOPNOTSUPP),
+	/* atomic_cap NONE, yet the flag is taken as the kernel takes it:
+	 * no atomic ever arrives. */
+	{ "modify_qp_init_access_remote_atomic_ok", init_remote_atomic, 0,
+	  EXP_OK },
 	AT("init_missing_pkey_index", I_NO_PKEY, EINVAL),
 	AT("init_missing_port", I_NO_PORT, EINVAL),
 	AT("init_missing_access_flags", I_NO_ACCESS, EINVAL),

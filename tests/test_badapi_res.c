@@ -192,7 +192,9 @@ static void create_qp_bad(struct ba_ctx *c)
 				      .max_send_sge = 1, .max_recv_sge = 1 };
 	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
 	ia.pd = pd;
-	/* The inline limit is not in ibv_device_attr: a QP reports it. */
+	/* The inline limit is not in ibv_device_attr: a QP that asks for
+	 * every SGE reports it (a smaller request may get less). */
+	ia.cap.max_send_sge = (uint32_t)c->dev.max_sge;
 	qp = ibv_create_qp_ex(c->a.ctx, &ia);
 	REQUIRE(qp);
 	inl = ba_cap(qp).max_inline_data;

@@ -14,6 +14,19 @@
 
 #include "ernic.h"
 
+int ernic_log_level;
+
+/* rdma-core's convention (libibverbs.md): VERBS_LOG_LEVEL, 0 (none) to
+ * 4 (debug). Read once, when libibverbs loads the provider: the checks
+ * on the data path are then one load and compare, on refusals only. */
+static void log_level_init(void)
+{
+	const char *env = getenv("VERBS_LOG_LEVEL");
+
+	if (env)
+		ernic_log_level = atoi(env);
+}
+
 void ernic_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -179,5 +192,6 @@ const struct verbs_device_ops ernic_dev_ops = {
 
 static void __attribute__((constructor)) ernic_register_driver(void)
 {
+	log_level_init();
 	verbs_register_driver_34(&ernic_dev_ops);
 }

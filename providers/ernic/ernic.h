@@ -17,8 +17,16 @@
 #include "ernic_hw.h"
 
 #define ERNIC_MAX_QP_WR 4095		/* QDEPTH fields are 16 bits */
-#define ERNIC_MAX_SGE 1			/* a WQE has one LADDR */
-#define ERNIC_MAX_INLINE ERNIC_WQE_SDATA_SIZE
+/* A WQE has one LADDR: more SGEs than one are gathered into (or, for a
+ * READ, scattered from) the QP's staging area, ERNIC_STAGE_SIZE bytes
+ * per SQ slot (ernic_sge.c). */
+#define ERNIC_MAX_SGE 16
+#define ERNIC_STAGE_SIZE 4096u
+/* Inline data is copied into the staging slot; up to 16 B of a SEND
+ * travel in SDATA. A QP that asks for neither more than one SGE nor
+ * more than 16 B inline gets a 16-byte bounce per slot instead. */
+#define ERNIC_MAX_INLINE 256u
+#define ERNIC_MIN_INLINE ERNIC_WQE_SDATA_SIZE
 #define ERNIC_MAX_CQE 65535
 #define ERNIC_MAX_PD (1u << 16)
 /* An ibv_cq is the provider's view over QP rings: memory is its limit. */
@@ -147,14 +155,22 @@ struct ernic_swqe {
 	uint32_t length;		/* bytes of the whole work request */
 	uint8_t opcode;			/* Table 2-1 OPCODE of the request */
 	uint8_t flags;
+	uint8_t nsg;			/* staged READ: SGEs in qp->rd_sg */
 };
 
 /* A posted receive work request (ERNIC has no receive WQEs). */
 struct ernic_rwqe {
 	uint64_t wr_id;
-	uint8_t *va;			/* host view of the buffer */
-	uint32_t length;
+	uint8_t *va;			/* host view of the buffer (one SGE) */
+	uint32_t length;		/* bytes of all its SGEs */
 	uint32_t budget;		/* RQ elements a message into it takes */
+	uint32_t nsg;			/* > 1: the SGEs are in qp->rsg */
+};
+
+/* One non-empty SGE of a posted receive, translated. */
+struct ernic_rsg {
+	uint8_t *va;
+	uint32_t len;
 };
 
 /* An ibv_qp_ex work request waiting for its data (wr_set_*). */
@@ -188,7 +204,11 @@ struct ernic_qp {
 	 * not yet retired; the CQ ring is read at sq_ci too (same depth,
 	 * same order). */
 	pthread_mutex_t sq_lock;
-	struct ernic_dma inl;		/* 16 B inline bounce per SQ slot */
+	/* Staging, stage_size bytes per SQ slot: inline data and gathered
+	 * SGEs the IP reads, and READ data to scatter (ernic_sge.c). */
+	struct ernic_dma inl;
+	uint32_t stage_size;		/* ERNIC_MIN_INLINE or _STAGE_SIZE */
+	struct ibv_sge *rd_sg;		/* ERNIC_MAX_SGE per slot, or NULL */
 	struct ernic_swqe *swqe;	/* sq_depth shadows */
 	uint32_t sq_pi, sq_ci;
 	uint32_t sq_db;			/* SQPIi as written: sq_db <= sq_pi */
@@ -210,6 +230,7 @@ struct ernic_qp {
 	 * for receives actually posted. */
 	pthread_mutex_t rq_lock;
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
+	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
 	uint32_t rq_ci;			/* next RQ element to read */
 	uint32_t rq_done;		/* elements read since RESET (mod 2^32) */
@@ -480,7 +501,57 @@ int ernic_peer_mac(struct ernic_dev *dev, const struct ernic_ip *dst,
 bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		      bool *solicited);
 
-/* Provider log: stderr, only when ERNIC_DEBUG is set or for errors. */
+/* Provider log on stderr: device errors always; with VERBS_LOG_LEVEL
+ * (rdma-core's variable and levels, read once at load) at
+ * ERNIC_LOG_DEBUG or more, also why a verb was refused. */
+enum { ERNIC_LOG_ERR = 1, ERNIC_LOG_WARN, ERNIC_LOG_INFO, ERNIC_LOG_DEBUG };
+extern int ernic_log_level;
 void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define ernic_dbg(...)                                  \
+	do {                                            \
+		if (ernic_log_level >= ERNIC_LOG_DEBUG) \
+			ernic_log(__VA_ARGS__);         \
+	} while (0)
+/* A verb refuses its input: log why (debug level), return err. */
+int ernic_refuse(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ernic_sge.c: staging for gathered and scattered SGEs. */
+static inline uint8_t *ernic_stage_va(const struct ernic_qp *qp,
+				      uint32_t slot)
+{
+	return (uint8_t *)qp->inl.va + (size_t)slot * qp->stage_size;
+}
+
+static inline uint64_t ernic_stage_bus(const struct ernic_qp *qp,
+				       uint32_t slot)
+{
+	return qp->inl.bus + (uint64_t)slot * qp->stage_size;
+}
+
+/* EINVAL for SGE k, logged. */
+int ernic_sge_refuse(const struct ernic_qp *qp, const char *verb,
+		     uint64_t wr_id, size_t k, const struct ibv_sge *s,
+		     bool need_write);
+/* Copy the non-empty SGEs (already checked) into dst. Caller holds
+ * pdt_lock (read). */
+void ernic_sge_gather(struct ernic_dev *dev, struct ibv_pd *pd,
+		      const struct ibv_sge *sge, size_t n, uint8_t *dst);
+/* Check every non-empty SGE of a work request (need_write: the IP
+ * writes them); their sum in *sum, how many in *nonempty. 0 or EINVAL
+ * (logged with verb and the SGE's index). Caller holds pdt_lock. */
+int ernic_sge_check(struct ernic_dev *dev, struct ernic_qp *qp,
+		    const char *verb, uint64_t wr_id,
+		    const struct ibv_sge *sge, size_t n, bool need_write,
+		    uint64_t *sum, size_t *nonempty);
+/* A staged READ completed: its data goes from the slot to its SGEs.
+ * IBV_WC_SUCCESS, or IBV_WC_LOC_PROT_ERR when an MR has gone since the
+ * post. Caller holds sq_lock. */
+enum ibv_wc_status ernic_read_scatter(struct ernic_dev *dev,
+				      struct ernic_qp *qp, uint32_t slot);
+/* len received bytes at message offset off go to the SGEs of receive r
+ * (off + len within r->length). */
+void ernic_recv_scatter(const struct ernic_qp *qp, uint32_t ri,
+			uint32_t off, const uint8_t *src, uint32_t len);
 
 #endif

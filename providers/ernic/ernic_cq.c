@@ -38,13 +38,21 @@ struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 
 	if (cqe < 1 || cqe > ERNIC_MAX_CQE || comp_vector < 0 ||
 	    comp_vector >= context->num_comp_vectors) {
-		errno = EINVAL;
+		errno = ernic_refuse(EINVAL, "create_cq: cqe %d (1..%d), "
+				     "comp_vector %d (of %d)", cqe,
+				     ERNIC_MAX_CQE, comp_vector,
+				     context->num_comp_vectors);
 		return NULL;
 	}
 	cq = calloc(1, sizeof(*cq));
-	if (!cq || !count_cq(context, 1)) {
+	if (!cq) {
+		errno = ernic_refuse(ENOMEM, "create_cq: no memory");
+		return NULL;
+	}
+	if (!count_cq(context, 1)) {
 		free(cq);
-		errno = ENOMEM;
+		errno = ernic_refuse(ENOMEM, "create_cq: max_cq (%u) reached",
+				     ERNIC_MAX_CQ);
 		return NULL;
 	}
 	/* libibverbs runs verbs_init_cq() (context, channel and its refcnt,

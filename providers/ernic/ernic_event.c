@@ -186,8 +186,7 @@ static void fatal_scan(struct ernic_dev *dev)
 		    !(qp = dev->ev_qp[i]))
 			continue;
 		qp->fatal_code = code;
-		if (getenv("ERNIC_DEBUG"))
-			ernic_log("QP %u fatal: Table 2-4 code 0x%02x", i, code);
+		ernic_dbg("QP %u fatal: Table 2-4 code 0x%02x", i, code);
 		if (async_post(to_ectx(qp->vqp.qp.context), &qp->vqp.qp,
 			       IBV_EVENT_QP_FATAL))
 			qp->async_sent++;

@@ -92,49 +92,59 @@ static int check_av(struct ernic_dev *dev, const struct ibv_ah_attr *ah,
 	return 0;
 }
 
-static int check_attrs(struct ernic_dev *dev, const struct ibv_qp_attr *a,
-		       int mask, struct rtr_plan *plan)
+static int bad_attr(uint32_t qpn, const char *what)
+{
+	return ernic_refuse(EINVAL, "modify_qp: QP %u: bad %s", qpn, what);
+}
+
+static int check_attrs(struct ernic_dev *dev, uint32_t qpn,
+		       const struct ibv_qp_attr *a, int mask,
+		       struct rtr_plan *plan)
 {
 	if ((mask & IBV_QP_PORT) && a->port_num != 1)
-		return EINVAL;
+		return bad_attr(qpn, "port");
 	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
-		return EINVAL;
+		return bad_attr(qpn, "pkey_index");
+	/* Remote atomic as the kernel takes it on a device without atomics:
+	 * allowed, and no atomic request ever arrives (the IP NAKs them). */
 	if ((mask & IBV_QP_ACCESS_FLAGS) &&
 	    (a->qp_access_flags & ~(IBV_ACCESS_LOCAL_WRITE |
 				    IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ)))
-		return EINVAL;
+				    IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_ATOMIC)))
+		return bad_attr(qpn, "access_flags");
 	/* A packet bigger than the link carries would never arrive. */
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > ernic_active_mtu(dev)))
-		return EINVAL;
+		return bad_attr(qpn, "path_mtu");
 	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ERNIC_DESTQPCONF_QPN)
-		return EINVAL;
+		return bad_attr(qpn, "dest_qpn");
 	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ERNIC_PSN_MASK)
-		return EINVAL;
+		return bad_attr(qpn, "rq_psn");
 	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ERNIC_PSN_MASK)
-		return EINVAL;
+		return bad_attr(qpn, "sq_psn");
 	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > ERNIC_MAX_RD_ATOM)
-		return EINVAL;
+		return bad_attr(qpn, "max_dest_rd_atomic");
 	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
 	    a->max_rd_atomic > ERNIC_MAX_RD_ATOM)
-		return EINVAL;
+		return bad_attr(qpn, "max_qp_rd_atomic");
 	if ((mask & IBV_QP_MIN_RNR_TIMER) &&
 	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
 			      a->min_rnr_timer))
-		return EINVAL;
+		return bad_attr(qpn, "min_rnr_timer");
 	/* IBTA timeouts are 5 bits even though TIMEOUTCONF[5:0] has 6. */
 	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
-		return EINVAL;
+		return bad_attr(qpn, "timeout");
 	if ((mask & IBV_QP_RETRY_CNT) &&
 	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RETRY_CNT, a->retry_cnt))
-		return EINVAL;
+		return bad_attr(qpn, "retry_cnt");
 	if ((mask & IBV_QP_RNR_RETRY) &&
 	    !ERNIC_FIELD_FITS(ERNIC_TIMEOUTCONF_RNR_RETRY_CNT, a->rnr_retry))
-		return EINVAL;
-	if (mask & IBV_QP_AV)
-		return check_av(dev, &a->ah_attr, plan);
+		return bad_attr(qpn, "rnr_retry");
+	if ((mask & IBV_QP_AV) && check_av(dev, &a->ah_attr, plan))
+		return bad_attr(qpn, "ah_attr (RoCEv2: GRH, port 1, sgid 0, "
+				"a destination of the device's family)");
 	return 0;
 }
 
@@ -284,22 +294,36 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	int attrs, ret;
 
 	if (mask & ~known)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "modify_qp: QP %u: attr_mask 0x%x "
+				    "not supported", to_eqp(ibqp)->idx,
+				    mask & ~known);
 
 	pthread_mutex_lock(&dev->lock);
 	cur = qp->attr.qp_state;
 	next = (mask & IBV_QP_STATE) ? attr->qp_state : cur;
 	ret = EINVAL;
-	if ((unsigned int)next > IBV_QPS_ERR)
+	if ((unsigned int)next > IBV_QPS_ERR) {
+		ernic_refuse(ret, "modify_qp: QP %u: qp_state %d", qp->idx,
+			     next);
 		goto out;
-	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur)
+	}
+	if ((mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ernic_refuse(ret, "modify_qp: QP %u: cur_qp_state %d, is %d",
+			     qp->idx, attr->cur_qp_state, cur);
 		goto out;
+	}
 	t = &qp_trans[cur][next];
 	attrs = mask & ~(IBV_QP_STATE | IBV_QP_CUR_STATE);
 	if (!t->ok || (attrs & t->req) != t->req ||
-	    (attrs & ~(t->req | t->opt)))
+	    (attrs & ~(t->req | t->opt))) {
+		ernic_refuse(ret, "modify_qp: QP %u: %d -> %d with attr_mask "
+			     "0x%x (%s)", qp->idx, cur, next, attrs,
+			     !t->ok ? "no such transition" :
+			     (attrs & t->req) != t->req ? "required missing" :
+							  "not allowed");
 		goto out;
-	ret = check_attrs(dev, attr, attrs, &plan);
+	}
+	ret = check_attrs(dev, qp->idx, attr, attrs, &plan);
 	if (!ret && (attrs & IBV_QP_AV))
 		ret = ernic_peer_mac(dev, &plan.dst, plan.mac, "modify_qp");
 	if (ret)

@@ -18,10 +18,13 @@
 
 
 /* What PG332 can express: remote read and/or write. Local access needs
- * no table entry (the provider translates lkeys itself). */
+ * no table entry (the provider translates lkeys itself). Remote atomic
+ * is accepted as the kernel's uverbs accepts it on a device without
+ * atomics (atomic_cap NONE): no atomic ever reaches the MR. */
 #define ERNIC_ACCESS_SUPPORTED \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
-	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_HUGETLB)
+	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+	 IBV_ACCESS_HUGETLB)
 #define ERNIC_ACCESS_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 struct ibv_pd *ernic_alloc_pd(struct ibv_context *context)
@@ -75,13 +78,15 @@ static int access_to_hw(int access, uint32_t *type)
 {
 	/* As the kernel's ib_check_mr_access: no paging, no such MR. */
 	if (access & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;
+		return ernic_refuse(EOPNOTSUPP, "reg_mr: on-demand paging");
 	if (access & ~ERNIC_ACCESS_SUPPORTED)
-		return EINVAL;
-	/* Verbs: remote write requires local write. */
-	if ((access & IBV_ACCESS_REMOTE_WRITE) &&
+		return ernic_refuse(EINVAL, "reg_mr: access flags 0x%x",
+				    access & ~ERNIC_ACCESS_SUPPORTED);
+	/* Verbs: remote write and remote atomic require local write. */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
+		return ernic_refuse(EINVAL, "reg_mr: remote write or atomic "
+				    "without local write");
 	switch (access & ERNIC_ACCESS_REMOTE) {
 	case IBV_ACCESS_REMOTE_WRITE:
 		*type = ERNIC_ACCESS_WRITE_ONLY;
@@ -133,17 +138,20 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	struct ernic_pd *pd = to_epd(ibpd);
 	struct ernic_access *acc = dev->acc;
 	struct ernic_mr *mr;
-	uint32_t type, slot, gen, key;
+	uint32_t type = 0, slot, gen, key;
 	int ret;
 
 	ret = access_to_hw(access, &type);
 	if (!ret && (!addr || !length || (uint64_t)length >> 48 ||
 		     hca_va + length < hca_va))
-		ret = EINVAL;
+		ret = ernic_refuse(EINVAL, "reg_mr: addr %p, length %zu, "
+				   "iova 0x%llx", addr, length,
+				   (unsigned long long)hca_va);
 	/* Without C_EN_INITIATOR_LITE the IP drops incoming READ/WRITE. */
 	if (!ret && (access & ERNIC_ACCESS_REMOTE) &&
 	    !dev->conf.c_en_initiator_lite)
-		ret = EINVAL;
+		ret = ernic_refuse(EINVAL, "reg_mr: remote access on an IP "
+				   "without C_EN_INITIATOR_LITE");
 	/* As the kernel's pinning would: memory that is there, writable if
 	 * the IP may write it. Else a peer's WRITE, or a local READ, would
 	 * fault in the model (software devices) or land in memory the
@@ -152,6 +160,10 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 		ret = ernic_vm_check(addr, length,
 				     access & (IBV_ACCESS_LOCAL_WRITE |
 					       IBV_ACCESS_REMOTE_WRITE));
+	if (ret == EFAULT)
+		ernic_refuse(ret, "reg_mr: %p + %zu not mapped%s", addr,
+			     length, access & IBV_ACCESS_LOCAL_WRITE ?
+			     " writable" : "");
 	if (ret) {
 		errno = ret;
 		return NULL;
@@ -165,10 +177,15 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 
 	pthread_mutex_lock(&dev->lock);
 	ret = slot_get(dev, &slot);
-	if (ret)
+	if (ret) {
+		ernic_refuse(ret, "reg_mr: all %u PD-table entries in use",
+			     ERNIC_PDT_ENTRIES);
 		goto err_unlock;
+	}
 	ret = acc->ops->map_user(acc, addr, length, &mr->bus);
 	if (ret) {
+		ernic_refuse(ret, "reg_mr: cannot map %p + %zu for the IP",
+			     addr, length);
 		dev->pdt_used[slot] = false;
 		goto err_unlock;
 	}

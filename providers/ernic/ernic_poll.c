@@ -121,6 +121,7 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const uint32_t slot = qp->sq_ci;
 	const struct ernic_swqe *sw = &qp->swqe[slot];
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
 	uint32_t cqe;
 	uint32_t wrid, op, syn;
 
@@ -151,11 +152,15 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 		wc->vendor_err = syn;
 		return 1;
 	}
+	/* A staged READ's data goes to its SGEs, signaled or not. */
+	if (sw->nsg)
+		st = ernic_read_scatter(dev, qp, slot);
 	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
-	    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED))
+		    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED) &&
+	    st == IBV_WC_SUCCESS)
 		return 0;
-	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_SUCCESS, wc_opcode(op, sw),
-		      sw->length);
+	ernic_wc_fill(wc, qp, sw->wr_id, st, wc_opcode(op, sw),
+		      st == IBV_WC_SUCCESS ? sw->length : 0);
 	return 1;
 }
 

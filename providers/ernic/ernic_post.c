@@ -5,7 +5,8 @@
  * Posting"). The 16-bit WQE WRID is the SQ slot; a shadow per slot keeps
  * the 64-bit wr_id and what the completion must report.
  *
- * A work request the WQE format cannot carry whole is split over
+ * A work request the WQE format cannot carry whole is staged (several
+ * SGEs, up to ERNIC_STAGE_SIZE bytes: ernic_sge.c) or split over
  * consecutive WQEs: one per SGE and per ERNIC_MAX_MSG_SIZE of RDMA
  * WRITE/READ (PG332 "Unsupported Features": DMA length > 8 MB). Only the
  * last WQE of a request carries its signaled flag and immediate data.
@@ -88,96 +89,227 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 	sw->length = len;
 	sw->opcode = op_map[w->opcode].hw;
 	sw->flags = flags;
+	sw->nsg = 0;
 	qp->sq_pi = (slot + 1) % qp->sq_depth;
 }
 
+/*
+ * Inline data, copied into the staging slot of sq_pi before anything is
+ * queued so that the caller may reuse its buffers at once. That slot is
+ * free even when the ring is full (rings hold depth - 1 WQEs), so a
+ * request refused later leaves nothing behind that matters.
+ */
+static int gather_inline(struct ernic_qp *qp, const struct ernic_wr *w,
+			 uint64_t *total)
+{
+	uint8_t *dst = ernic_stage_va(qp, qp->sq_pi);
+	size_t sum = 0;
+
+	for (size_t k = 0; k < seg_count(w); k++) {
+		size_t len;
+		const void *src = inl_seg(w, k, &len);
+
+		if (len > qp->cap.max_inline_data - sum)
+			return ernic_refuse(EINVAL,
+					    "post_send: QP %u wr_id %llu: "
+					    "inline data over max_inline_data "
+					    "(%u B)", qp->idx,
+					    (unsigned long long)w->wr_id,
+					    qp->cap.max_inline_data);
+		if (len)
+			memcpy(dst + sum, src, len);
+		sum += len;
+	}
+	*total = sum;
+	return 0;
+}
+
+/* The one non-empty SGE of a list that has exactly one. */
+static const struct ibv_sge *only_sge(const struct ernic_wr *w)
+{
+	for (size_t k = 0; k < w->num_sge; k++)
+		if (w->sge[k].length)
+			return &w->sge[k];
+	return NULL;
+}
+
+static int refuse_send_len(const struct ernic_qp *qp,
+			   const struct ernic_wr *w, uint64_t sum)
+{
+	/* PG332 "Unsupported Features": zero-length SENDs, and DMA lengths
+	 * over 8 MB. */
+	return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: SEND of "
+			    "%llu B (the IP sends 1 B to 8 MiB)", qp->idx,
+			    (unsigned long long)w->wr_id,
+			    (unsigned long long)sum);
+}
+
+/* A SEND from one SGE: SDATA up to 16 B, else zero-copy from LADDR. */
+static int send_one(struct ernic_dev *dev, struct ernic_qp *qp,
+		    const struct ernic_wr *w, struct ernic_wqe *wqe,
+		    uint64_t *total)
+{
+	const struct ibv_sge *s = &w->sge[0];
+	uint64_t bus;
+	uint8_t *va;
+
+	if (!s->length || s->length > ERNIC_MAX_MSG_SIZE)
+		return refuse_send_len(qp, w, s->length);
+	if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
+			       s->length, false, &bus, &va))
+		return ernic_sge_refuse(qp, "post_send", w->wr_id, 0, s,
+					false);
+	if (s->length <= ERNIC_WQE_SDATA_SIZE) {
+		memcpy(wqe->sdata, va, s->length);
+	} else {
+		wqe->laddr = htole64(bus);
+		/* Nothing is queued yet, but the data is final: a failed
+		 * post has only cleaned some lines. */
+		ernic_dma_sync(dev->acc, (const void *)(uintptr_t)s->addr,
+			       s->length, ERNIC_DMA_TO_DEVICE);
+	}
+	wqe->length = htole32(s->length);
+	*total = s->length;
+	return 0;
+}
+
 /* SEND: payloads up to 16 B always travel in SDATA (Table 2-1), gathered
- * here; a longer one needs a single (non-empty) buffer, LADDR. */
+ * here. A longer one is read from LADDR: its one non-empty SGE itself,
+ * or the slot's staging area (inline data, several SGEs). */
 static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 		      const struct ernic_wr *w, struct ernic_wqe *wqe,
 		      uint64_t *total)
 {
-	const bool inl = w->flags & IBV_SEND_INLINE;
+	const uint32_t slot = qp->sq_pi;
+	uint8_t *stage = ernic_stage_va(qp, slot);
+	const struct ibv_sge *one;
 	uint64_t sum = 0, bus;
+	size_t n = 0;
+	int ret;
 
-	for (size_t k = 0; k < seg_count(w); k++) {
-		const void *src = NULL;
-		uint8_t *va;
-		size_t len;
-
-		if (inl) {
-			src = inl_seg(w, k, &len);
-		} else {
-			len = w->sge[k].length;
-			if (len && sum + len <= ERNIC_WQE_SDATA_SIZE) {
-				if (ernic_mr_translate(dev, qp->vqp.qp.pd,
-						       w->sge[k].lkey,
-						       w->sge[k].addr, len,
-						       false, NULL, &va))
-					return EINVAL;
-				src = va;
-			}
-		}
-		if (len > ERNIC_MAX_WR_LEN - sum)
-			return EINVAL;
-		if (len && sum + len <= ERNIC_WQE_SDATA_SIZE)
-			memcpy(wqe->sdata + sum, src, len);
-		sum += len;
-	}
-	/* PG332 "Unsupported Features": zero-length SENDs, and DMA lengths
-	 * over 8 MB. */
+	/* One SGE, the common case: one translation. */
+	if (!(w->flags & IBV_SEND_INLINE) && w->num_sge == 1)
+		return send_one(dev, qp, w, wqe, total);
+	if (w->flags & IBV_SEND_INLINE)
+		ret = gather_inline(qp, w, &sum);
+	else
+		ret = ernic_sge_check(dev, qp, "post_send", w->wr_id, w->sge,
+				      w->num_sge, false, &sum, &n);
+	if (ret)
+		return ret;
 	if (!sum || sum > ERNIC_MAX_MSG_SIZE)
-		return EINVAL;
-	if (sum > ERNIC_WQE_SDATA_SIZE) {
-		const struct ibv_sge *one = NULL;
-
-		if (inl)
-			return EINVAL;
-		for (size_t k = 0; k < w->num_sge; k++) {
-			if (!w->sge[k].length)
-				continue;
-			if (one)
-				return EINVAL;
-			one = &w->sge[k];
+		return refuse_send_len(qp, w, sum);
+	wqe->length = htole32((uint32_t)sum);
+	*total = sum;
+	if (w->flags & IBV_SEND_INLINE) {
+		if (sum <= ERNIC_WQE_SDATA_SIZE) {
+			memcpy(wqe->sdata, stage, sum);
+			return 0;
 		}
-		if (ernic_mr_translate(dev, qp->vqp.qp.pd, one->lkey, one->addr,
-				       sum, false, &bus, NULL))
-			return EINVAL;
+	} else if (sum <= ERNIC_WQE_SDATA_SIZE) {
+		ernic_sge_gather(dev, qp->vqp.qp.pd, w->sge, w->num_sge,
+				 wqe->sdata);
+		return 0;
+	} else if (n == 1) {
+		one = only_sge(w);
+		ernic_mr_translate(dev, qp->vqp.qp.pd, one->lkey, one->addr,
+				   sum, false, &bus, NULL);
 		wqe->laddr = htole64(bus);
 		/* Nothing is queued yet, but the data is final: a failed
 		 * post has only cleaned some lines. */
 		ernic_dma_sync(dev->acc, (const void *)(uintptr_t)one->addr,
 			       sum, ERNIC_DMA_TO_DEVICE);
+		return 0;
+	} else if (sum > qp->stage_size) {
+		/* Every WQE is a message of its own: no split. */
+		return ernic_refuse(EINVAL,
+				    "post_send: QP %u wr_id %llu: SEND of "
+				    "%llu B in %zu SGEs: over the %u B a "
+				    "gathered SEND may have", qp->idx,
+				    (unsigned long long)w->wr_id,
+				    (unsigned long long)sum, n,
+				    qp->stage_size);
+	} else {
+		ernic_sge_gather(dev, qp->vqp.qp.pd, w->sge, w->num_sge,
+				 stage);
 	}
-	wqe->length = htole32((uint32_t)sum);
-	*total = sum;
+	/* The IP reads the staged bytes from DDR (non-coherent DMA). */
+	ernic_dma_sync(dev->acc, stage, sum, ERNIC_DMA_TO_DEVICE);
+	wqe->laddr = htole64(ernic_stage_bus(qp, slot));
 	return 0;
 }
 
-/* WQEs an RDMA WRITE/READ takes, after checking every SGE. */
+/* WQEs an RDMA WRITE/READ takes, after checking every SGE: one when it
+ * is staged (several SGEs, at most stage_size bytes), else one per SGE
+ * and ERNIC_MAX_MSG_SIZE, zero-copy. */
 static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
-		     const struct ernic_wr *w, uint32_t *nwqe, uint64_t *total)
+		     const struct ernic_wr *w, uint32_t *nwqe, uint64_t *total,
+		     bool *staged)
 {
+	/* READ data lands in the buffers: they need local write. */
 	const bool read = op_map[w->opcode].kind == OPK_READ;
 	uint64_t sum = 0, n = 0;
+	size_t ne = 0;
+	int ret;
 
-	for (size_t k = 0; k < w->num_sge; k++) {
-		const struct ibv_sge *s = &w->sge[k];
-
-		if (!s->length)
-			continue;
-		/* READ data lands in the buffer: it needs local write. */
-		if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
-				       s->length, read, NULL, NULL))
-			return EINVAL;
-		sum += s->length;
-		n += (s->length + ERNIC_MAX_MSG_SIZE - 1) / ERNIC_MAX_MSG_SIZE;
-	}
+	ret = ernic_sge_check(dev, qp, "post_send", w->wr_id, w->sge,
+			      w->num_sge, read, &sum, &ne);
+	if (ret)
+		return ret;
 	if (sum > ERNIC_MAX_WR_LEN || w->raddr + sum < w->raddr)
-		return EINVAL;
-	*nwqe = n ? (uint32_t)n : 1;	/* zero length: one empty WQE */
+		return ernic_refuse(EINVAL,
+				    "post_send: QP %u wr_id %llu: %llu B at "
+				    "remote 0x%llx: over 2 GiB or wraps",
+				    qp->idx, (unsigned long long)w->wr_id,
+				    (unsigned long long)sum,
+				    (unsigned long long)w->raddr);
 	*total = sum;
+	*staged = ne > 1 && sum <= qp->stage_size;
+	if (*staged) {
+		*nwqe = 1;
+		return 0;
+	}
+	for (size_t k = 0; k < w->num_sge; k++)
+		n += ((uint64_t)w->sge[k].length + ERNIC_MAX_MSG_SIZE - 1) /
+		     ERNIC_MAX_MSG_SIZE;
+	*nwqe = n ? (uint32_t)n : 1;	/* zero length: one empty WQE */
 	return 0;
+}
+
+/* One WQE over the slot's staging area: a WRITE's SGEs gathered into
+ * it, or a READ's data landing in it, scattered by poll_cq. */
+static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
+			const struct ernic_wr *w, uint64_t total, uint8_t sig)
+{
+	const uint32_t slot = qp->sq_pi;
+	const bool read = op_map[w->opcode].kind == OPK_READ;
+	uint8_t *stage = ernic_stage_va(qp, slot);
+	struct ernic_swqe *sw = &qp->swqe[slot];
+	struct ernic_wqe wqe = { 0 };
+
+	if (!read)
+		ernic_sge_gather(dev, qp->vqp.qp.pd, w->sge, w->num_sge,
+				 stage);
+	/* A WRITE's bytes must be in DDR; a READ's destination is cleaned
+	 * so that no dirty line is written back over the IP's data, and
+	 * invalidated when its CQE is polled. */
+	ernic_dma_sync(dev->acc, stage, total, ERNIC_DMA_TO_DEVICE);
+	wqe.opcode = op_map[w->opcode].hw;
+	if (wqe.opcode == ERNIC_OP_RDMA_WRITE_IMM)
+		wqe.immdt = htole32(w->imm);
+	wqe.laddr = htole64(ernic_stage_bus(qp, slot));
+	wqe.length = htole32((uint32_t)total);
+	wqe.roffset = htole64(w->raddr);
+	wqe.rtag = htole32(w->rkey);
+	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+	if (!read)
+		return;
+	sw->read_va = (uintptr_t)stage;
+	sw->read_len = (uint32_t)total;
+	for (size_t k = 0; k < w->num_sge; k++)
+		if (w->sge[k].length)
+			qp->rd_sg[(size_t)slot * ERNIC_MAX_SGE + sw->nsg++] =
+				w->sge[k];
 }
 
 /* Consecutive WQEs at consecutive remote offsets; plan_rdma checked it
@@ -251,41 +383,21 @@ static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 	} while (done < nwqe);
 }
 
-/* Inline RDMA WRITE data (up to 16 B), gathered before anything is
- * queued so that the caller may reuse its buffers at once. */
-static int gather_inline(const struct ernic_wr *w,
-			 uint8_t data[ERNIC_MAX_INLINE], uint64_t *total)
+/* The IP reads an inline WRITE's payload from the slot's staging area,
+ * where gather_inline put it. */
+static void emit_inline_write(struct ernic_dev *dev, struct ernic_qp *qp,
+			      const struct ernic_wr *w, uint64_t total,
+			      uint8_t sig)
 {
-	size_t sum = 0;
-
-	for (size_t k = 0; k < seg_count(w); k++) {
-		size_t len;
-		const void *src = inl_seg(w, k, &len);
-
-		if (len > ERNIC_MAX_INLINE - sum)
-			return EINVAL;
-		if (len)
-			memcpy(data + sum, src, len);
-		sum += len;
-	}
-	if (w->raddr + sum < w->raddr)
-		return EINVAL;
-	*total = sum;
-	return 0;
-}
-
-/* The IP reads an inline WRITE's payload from the slot's bounce area. */
-static void emit_inline_write(struct ernic_qp *qp, const struct ernic_wr *w,
-			      const uint8_t *data, uint64_t total, uint8_t sig)
-{
-	const size_t off = (size_t)qp->sq_pi * ERNIC_MAX_INLINE;
+	const uint32_t slot = qp->sq_pi;
 	struct ernic_wqe wqe = { 0 };
 
-	memcpy((uint8_t *)qp->inl.va + off, data, total);
+	ernic_dma_sync(dev->acc, ernic_stage_va(qp, slot), total,
+		       ERNIC_DMA_TO_DEVICE);
 	wqe.opcode = op_map[w->opcode].hw;
 	if (op_map[w->opcode].imm)
 		wqe.immdt = htole32(w->imm);
-	wqe.laddr = htole64(total ? qp->inl.bus + off : 0);
+	wqe.laddr = htole64(total ? ernic_stage_bus(qp, slot) : 0);
 	wqe.length = htole32((uint32_t)total);
 	wqe.roffset = htole64(w->raddr);
 	wqe.rtag = htole32(w->rkey);
@@ -298,19 +410,30 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		    const struct ernic_wr *w, bool flush)
 {
 	const bool inl = w->flags & IBV_SEND_INLINE;
-	uint8_t data[ERNIC_MAX_INLINE];
 	struct ernic_wqe wqe = { 0 };
 	uint64_t total = 0;
 	uint32_t nwqe = 1;
+	bool staged = false;
 	uint8_t sig, kind;
 	int ret;
 
 	if ((unsigned int)w->opcode >= sizeof(op_map) / sizeof(op_map[0]) ||
-	    !op_map[w->opcode].ok || (w->flags & ~ERNIC_SEND_FLAGS))
-		return EINVAL;
+	    !op_map[w->opcode].ok)
+		return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: "
+				    "opcode %d not supported (no atomics, "
+				    "memory windows or local invalidate)",
+				    qp->idx, (unsigned long long)w->wr_id,
+				    (int)w->opcode);
+	if (w->flags & ~ERNIC_SEND_FLAGS)
+		return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: "
+				    "send_flags 0x%x not supported", qp->idx,
+				    (unsigned long long)w->wr_id,
+				    w->flags & ~ERNIC_SEND_FLAGS);
 	kind = op_map[w->opcode].kind;
 	if (kind == OPK_READ && inl)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: "
+				    "inline RDMA READ", qp->idx,
+				    (unsigned long long)w->wr_id);
 	sig = ((w->flags & IBV_SEND_SIGNALED) || qp->sq_sig_all) ?
 		      ERNIC_SWQE_SIGNALED : 0;
 
@@ -320,9 +443,12 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 			wqe.immdt = htole32(w->imm);
 		ret = build_send(dev, qp, w, &wqe, &total);
 	} else if (inl) {
-		ret = gather_inline(w, data, &total);
+		ret = gather_inline(qp, w, &total);
+		if (!ret && w->raddr + total < w->raddr)
+			ret = ernic_refuse(EINVAL, "post_send: QP %u: remote "
+					   "range wraps", qp->idx);
 	} else {
-		ret = plan_rdma(dev, qp, w, &nwqe, &total);
+		ret = plan_rdma(dev, qp, w, &nwqe, &total, &staged);
 	}
 	if (ret)
 		return ret;
@@ -330,7 +456,10 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		nwqe = 1;
 	/* All pieces of a request or none. */
 	if (sq_room(qp) < nwqe)
-		return ENOMEM;
+		return ernic_refuse(ENOMEM, "post_send: QP %u wr_id %llu: "
+				    "%u WQEs, %u free in the SQ", qp->idx,
+				    (unsigned long long)w->wr_id, nwqe,
+				    sq_room(qp));
 
 	if (flush) {
 		qp->swqe[qp->sq_pi] = (struct ernic_swqe){
@@ -343,7 +472,9 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	} else if (kind == OPK_SEND) {
 		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
 	} else if (inl) {
-		emit_inline_write(qp, w, data, total, sig);
+		emit_inline_write(dev, qp, w, total, sig);
+	} else if (staged) {
+		emit_staged(dev, qp, w, total, sig);
 	} else {
 		emit_rdma(dev, qp, w, nwqe, total, sig);
 	}
@@ -414,7 +545,7 @@ static uint32_t rd_gate(struct ernic_dev *dev, struct ernic_qp *qp)
 
 /* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
  * the new producer index; on a non-coherent bus that means DDR (the
- * slots, with their inline bounce areas). */
+ * slots; staged data was cleaned when it was written). */
 void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 {
 	uint32_t db = qp->rd_limit ? rd_gate(dev, qp) : qp->sq_pi;
@@ -422,7 +553,6 @@ void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 	if (db == qp->sq_db)
 		return;
 	clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE, qp->sq_db, db);
-	clean_slots(qp, dev->acc, qp->inl.va, ERNIC_MAX_INLINE, qp->sq_db, db);
 	atomic_thread_fence(memory_order_release);
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
 		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
@@ -455,7 +585,10 @@ static int post_wr(struct ernic_dev *dev, struct ernic_qp *qp,
 	/* Never read sg_list past the QP's max_send_sge: the caller's
 	 * array need not be any longer. */
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_send_sge)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: "
+				    "num_sge %d, max_send_sge %u", qp->idx,
+				    (unsigned long long)wr->wr_id,
+				    wr->num_sge, qp->cap.max_send_sge);
 	wr_from_send_wr(&w, wr);
 	return post_one(dev, qp, &w, flush);
 }
@@ -472,7 +605,10 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	pthread_mutex_lock(&qp->sq_lock);
 	start = qp->sq_pi;
 	ret = sq_state(qp, &flush);
-	if (!ret) {
+	if (ret) {
+		ernic_refuse(ret, "post_send: QP %u: not in RTS, SQE or ERR",
+			     qp->idx);
+	} else {
 		pthread_rwlock_rdlock(&dev->pdt_lock);
 		for (; wr; wr = wr->next) {
 			ret = post_wr(dev, qp, wr, flush);
@@ -590,7 +726,11 @@ static void qx_set_sge_list(struct ibv_qp_ex *qx, size_t num_sge,
 
 	if (!qp->qx.pending || num_sge > qp->cap.max_send_sge) {
 		qp->qx.pending = false;
-		qp->qx_err = qp->qx_err ? qp->qx_err : EINVAL;
+		qp->qx_err = qp->qx_err ? qp->qx_err :
+			     ernic_refuse(EINVAL, "wr_set_sge_list: QP %u: "
+					  "no open work request, or %zu SGEs "
+					  "over max_send_sge %u", qp->idx,
+					  num_sge, qp->cap.max_send_sge);
 		return;
 	}
 	qx_wr(qp, &w);

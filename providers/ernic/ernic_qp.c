@@ -17,11 +17,20 @@
 static int check_cap(struct ibv_qp_cap *cap)
 {
 	if (cap->max_send_wr > ERNIC_MAX_QP_WR ||
-	    cap->max_recv_wr > ERNIC_MAX_QP_WR ||
-	    cap->max_send_sge > ERNIC_MAX_SGE ||
-	    cap->max_recv_sge > ERNIC_MAX_SGE ||
-	    cap->max_inline_data > ERNIC_MAX_INLINE)
-		return EINVAL;
+	    cap->max_recv_wr > ERNIC_MAX_QP_WR)
+		return ernic_refuse(EINVAL, "create_qp: max_send_wr %u, "
+				    "max_recv_wr %u: at most %u", cap->max_send_wr,
+				    cap->max_recv_wr, ERNIC_MAX_QP_WR);
+	if (cap->max_send_sge > ERNIC_MAX_SGE ||
+	    cap->max_recv_sge > ERNIC_MAX_SGE)
+		return ernic_refuse(EINVAL, "create_qp: max_send_sge %u, "
+				    "max_recv_sge %u: at most %u",
+				    cap->max_send_sge, cap->max_recv_sge,
+				    ERNIC_MAX_SGE);
+	if (cap->max_inline_data > ERNIC_MAX_INLINE)
+		return ernic_refuse(EINVAL, "create_qp: max_inline_data %u: "
+				    "at most %u", cap->max_inline_data,
+				    ERNIC_MAX_INLINE);
 	return 0;
 }
 
@@ -32,21 +41,27 @@ static int check_init_attr(struct ibv_context *context,
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (attr->comp_mask & ~known)
-		return EOPNOTSUPP;
+		return ernic_refuse(EOPNOTSUPP, "create_qp: comp_mask 0x%x",
+				    attr->comp_mask & ~known);
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags & ~(uint64_t)ERNIC_QP_EX_SEND_OPS))
-		return EOPNOTSUPP;
+		return ernic_refuse(EOPNOTSUPP, "create_qp: send_ops_flags "
+				    "0x%llx", (unsigned long long)
+				    (attr->send_ops_flags &
+				     ~(uint64_t)ERNIC_QP_EX_SEND_OPS));
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 	    attr->pd->context != context)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "create_qp: no PD of this context");
 	if (attr->qp_type != IBV_QPT_RC)
-		return EOPNOTSUPP;
+		return ernic_refuse(EOPNOTSUPP, "create_qp: QP type %d (RC "
+				    "only)", (int)attr->qp_type);
 	if (attr->srq)
-		return EOPNOTSUPP;
+		return ernic_refuse(EOPNOTSUPP, "create_qp: no SRQs");
 	if (!attr->send_cq || !attr->recv_cq ||
 	    attr->send_cq->context != context ||
 	    attr->recv_cq->context != context)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "create_qp: send_cq/recv_cq "
+				    "missing or of another context");
 	return check_cap(&attr->cap);
 }
 
@@ -79,10 +94,11 @@ static int alloc_rings(struct ernic_dev *dev, struct ernic_qp *qp)
 					  ernic_rq_block_size(qp->rq_depth,
 							      ERNIC_RQ_ELEM_SIZE),
 					  ERNIC_RQ_ALIGN, &qp->rq);
-	/* Inline WRITE payloads: the IP reads them from LADDR. */
+	/* Staging: inline payloads and gathered SGEs the IP reads from
+	 * LADDR, READ data to scatter (ernic_sge.c). */
 	if (!ret)
 		ret = acc->ops->dma_alloc(acc,
-					  (size_t)qp->sq_depth * ERNIC_MAX_INLINE,
+					  (size_t)qp->sq_depth * qp->stage_size,
 					  ERNIC_SQ_ALIGN, &qp->inl);
 	return ret;
 }
@@ -101,6 +117,8 @@ static void free_qp(struct ernic_qp *qp)
 	pthread_mutex_destroy(&qp->rq_lock);
 	free(qp->swqe);
 	free(qp->rwqe);
+	free(qp->rd_sg);
+	free(qp->rsg);
 	free(qp);
 }
 
@@ -126,7 +144,29 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 	pthread_mutex_init(&qp->rq_lock, NULL);
 	qp->swqe = calloc(qp->sq_depth, sizeof(*qp->swqe));
 	qp->rwqe = calloc(qp->rwqe_depth, sizeof(*qp->rwqe));
-	if (!qp->swqe || !qp->rwqe) {
+	/*
+	 * A QP that asked for one SGE and at most 16 B inline keeps today's
+	 * 16 B bounce per slot; asking for more gets the staging area and
+	 * the largest caps (DMA memory is scarce on boards: only then).
+	 */
+	if (cap->max_send_sge > 1 || cap->max_inline_data > ERNIC_MIN_INLINE) {
+		qp->cap.max_send_sge = ERNIC_MAX_SGE;
+		qp->cap.max_inline_data = ERNIC_MAX_INLINE;
+		qp->stage_size = ERNIC_STAGE_SIZE;
+		qp->rd_sg = calloc((size_t)qp->sq_depth * ERNIC_MAX_SGE,
+				   sizeof(*qp->rd_sg));
+	} else {
+		qp->cap.max_send_sge = 1;
+		qp->cap.max_inline_data = ERNIC_MIN_INLINE;
+		qp->stage_size = ERNIC_MIN_INLINE;
+	}
+	qp->cap.max_recv_sge = cap->max_recv_sge > 1 ? ERNIC_MAX_SGE : 1;
+	if (qp->cap.max_recv_sge > 1)
+		qp->rsg = calloc((size_t)qp->rwqe_depth * ERNIC_MAX_SGE,
+				 sizeof(*qp->rsg));
+	if (!qp->swqe || !qp->rwqe ||
+	    (qp->stage_size > ERNIC_MIN_INLINE && !qp->rd_sg) ||
+	    (qp->cap.max_recv_sge > 1 && !qp->rsg)) {
 		free_qp(qp);
 		return NULL;
 	}
@@ -151,14 +191,11 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	}
 	qp = alloc_qp(&attr->cap);
 	if (!qp) {
-		errno = ENOMEM;
+		errno = ernic_refuse(ENOMEM, "create_qp: no memory");
 		return NULL;
 	}
 	qp->cap.max_send_wr = attr->cap.max_send_wr;
 	qp->cap.max_recv_wr = attr->cap.max_recv_wr;
-	qp->cap.max_send_sge = ERNIC_MAX_SGE;
-	qp->cap.max_recv_sge = ERNIC_MAX_SGE;
-	qp->cap.max_inline_data = ERNIC_MAX_INLINE;
 	qp->sq_sig_all = attr->sq_sig_all;
 
 	pthread_mutex_lock(&dev->lock);
@@ -181,6 +218,12 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		put_rings(dev, qp);
 	pthread_mutex_unlock(&dev->lock);
 	if (ret) {
+		if (qp->idx)
+			ernic_refuse(ret, "create_qp: no DMA memory for its "
+				     "rings (SQ depth %u, staging %u B per "
+				     "slot)", qp->sq_depth, qp->stage_size);
+		else
+			ernic_refuse(ret, "create_qp: no QP left");
 		free_qp(qp);
 		errno = ret;
 		return NULL;

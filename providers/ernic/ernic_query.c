@@ -29,6 +29,8 @@ static void fill_device_attr(struct ernic_dev *dev, struct ibv_device_attr *a)
 	a->max_qp_wr = ERNIC_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_PORT_ACTIVE_EVENT;
+	/* Several SGEs are staged (ernic_sge.c); SRQs, memory windows,
+	 * atomics, UD/UC and multicast do not exist: their maxima stay 0. */
 	a->max_sge = ERNIC_MAX_SGE;
 	a->max_sge_rd = ERNIC_MAX_SGE;
 	a->max_cq = ERNIC_MAX_CQ;
@@ -52,12 +54,16 @@ int ernic_query_device_ex(struct ibv_context *context,
 	struct ibv_device_attr_ex full;
 
 	if (input && input->comp_mask)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "query_device_ex: comp_mask 0x%x",
+				    input->comp_mask);
 	if (attr_size < sizeof(attr->orig_attr))
-		return EINVAL;
+		return ernic_refuse(EINVAL, "query_device_ex: attr_size %zu",
+				    attr_size);
 
 	memset(&full, 0, sizeof(full));
 	fill_device_attr(dev, &full.orig_attr);
+	/* ibv_query_device_ex users read the port count here. */
+	full.phys_port_cnt_ex = full.orig_attr.phys_port_cnt;
 	full.max_dm_size = 0;
 	full.raw_packet_caps = 0;
 	/* Everything past orig_attr describes features this IP lacks
@@ -98,7 +104,8 @@ int ernic_query_port(struct ibv_context *context, uint8_t port,
 	bool running = false;
 
 	if (port != 1)
-		return EINVAL;
+		return ernic_refuse(EINVAL, "query_port: port %u (one port)",
+				    port);
 	if (ernic_net_netdev_state(dev->conf.netdev, &mtu, &running))
 		running = false;
 

@@ -84,6 +84,59 @@ void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
 		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, 1 % qp->rq_depth));
 }
 
+/* Check one receive request and queue it; on error nothing is queued.
+ * Its non-empty SGEs are translated now: one is the buffer, several a
+ * scatter list (ernic_recv_scatter). Caller holds rq_lock, pdt_lock. */
+static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
+		    const struct ibv_recv_wr *wr)
+{
+	const uint32_t next = (qp->rwqe_pi + 1) % qp->rwqe_depth;
+	struct ernic_rwqe r = { .wr_id = wr->wr_id };
+	struct ernic_rsg *sg;
+	uint64_t sum = 0;
+
+	/* Never read sg_list past what the QP was created for. */
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->cap.max_recv_sge)
+		return ernic_refuse(EINVAL, "post_recv: QP %u wr_id %llu: "
+				    "num_sge %d, max_recv_sge %u", qp->idx,
+				    (unsigned long long)wr->wr_id,
+				    wr->num_sge, qp->cap.max_recv_sge);
+	if (next == qp->rwqe_ci)
+		return ernic_refuse(ENOMEM, "post_recv: QP %u wr_id %llu: "
+				    "receive queue full (%u)", qp->idx,
+				    (unsigned long long)wr->wr_id,
+				    qp->cap.max_recv_wr);
+	/* The IP's data lands in the buffers: they need local write. One
+	 * non-empty SGE is the buffer; more are a scatter list. */
+	sg = qp->rsg ? &qp->rsg[(size_t)qp->rwqe_pi * qp->cap.max_recv_sge] :
+		       NULL;
+	for (int k = 0; k < wr->num_sge; k++) {
+		const struct ibv_sge *s = &wr->sg_list[k];
+		uint8_t *va;
+
+		if (!s->length)
+			continue;
+		if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
+				       s->length, true, NULL, &va))
+			return ernic_sge_refuse(qp, "post_recv", wr->wr_id,
+						(size_t)k, s, true);
+		if (!r.va)
+			r.va = va;
+		if (sg)
+			sg[r.nsg] = (struct ernic_rsg){ va, s->length };
+		r.nsg++;
+		sum += s->length;
+	}
+	/* No message is longer than 2 GiB: more room changes nothing. */
+	r.length = sum > ERNIC_MAX_WR_LEN ? ERNIC_MAX_WR_LEN : (uint32_t)sum;
+	r.budget = rwqe_budget(qp, r.length);
+	qp->rwqe[qp->rwqe_pi] = r;
+	qp->rwqe_pi = next;
+	qp->rq_budget += r.budget;
+	qp->rq_credit++;
+	return 0;
+}
+
 int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
@@ -97,40 +150,15 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	/* IBTA: receive requests may be posted from INIT on; in error they
 	 * are flushed by poll_cq. */
 	if (atomic_load(&qp->dp_state) == IBV_QPS_RESET) {
-		ret = EINVAL;
+		ret = ernic_refuse(EINVAL, "post_recv: QP %u in RESET",
+				   qp->idx);
 		goto out;
 	}
 	pthread_rwlock_rdlock(&dev->pdt_lock);
 	for (; wr; wr = wr->next) {
-		const uint32_t next = (qp->rwqe_pi + 1) % qp->rwqe_depth;
-		struct ernic_rwqe r = { .wr_id = wr->wr_id };
-
-		/* One buffer per request (max_recv_sge), or none; never
-		 * read sg_list past what the QP was created for. */
-		if (wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			ret = EINVAL;
+		ret = post_one(dev, qp, wr);
+		if (ret)
 			break;
-		}
-		if (next == qp->rwqe_ci) {
-			ret = ENOMEM;
-			break;
-		}
-		if (wr->num_sge && wr->sg_list[0].length) {
-			const struct ibv_sge *s = &wr->sg_list[0];
-
-			if (ernic_mr_translate(dev, ibqp->pd, s->lkey, s->addr,
-					       s->length, true, NULL, &r.va)) {
-				ret = EINVAL;
-				break;
-			}
-			r.length = s->length;
-		}
-		r.budget = rwqe_budget(qp, r.length);
-		qp->rwqe[qp->rwqe_pi] = r;
-		qp->rwqe_pi = next;
-		qp->rq_budget += r.budget;
-		qp->rq_credit++;
 	}
 	pthread_rwlock_unlock(&dev->pdt_lock);
 	if (qp->rq_credit != credit0) {
@@ -278,7 +306,11 @@ static int rx_element(const struct rx_view *v, struct ernic_qp *qp,
 		if (len) {
 			ernic_dma_sync(v->acc, elem, len,
 				       ERNIC_DMA_FROM_DEVICE);
-			memcpy(r->va + qp->msg_len, elem, len);
+			if (r->nsg > 1)
+				ernic_recv_scatter(qp, qp->rwqe_ci,
+						   qp->msg_len, elem, len);
+			else
+				memcpy(r->va + qp->msg_len, elem, len);
 		}
 	} else {
 		qp->msg_ovfl = true;

@@ -29,6 +29,8 @@
 
 /* ---- what the provider needs from files not compiled in ---- */
 
+int ernic_log_level;
+
 void ernic_log(const char *fmt, ...)
 {
 	(void)fmt;		/* the provider's complaints are expected */
