@@ -8,6 +8,7 @@ add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
   ${CMAKE_CURRENT_LIST_DIR}/test_datapath_wire.c
   ${CMAKE_CURRENT_LIST_DIR}/test_events.c
   ${CMAKE_CURRENT_LIST_DIR}/test_mad.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_datapath_sge.c
   ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
   ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 # The test reads the SQ ring through the provider's own QP structure.
@@ -20,7 +21,10 @@ add_test(NAME datapath_wire COMMAND test_datapath wire)
 add_test(NAME events COMMAND test_datapath events)
 # MADs on QP1 (ernicdv_mad_*).
 add_test(NAME mad COMMAND test_datapath mad)
-set_tests_properties(datapath datapath_wire events mad PROPERTIES
+# Several SGEs, staging, inline sizes, caps; refusals silent by default.
+add_test(NAME datapath_sge COMMAND test_datapath sge)
+set_tests_properties(datapath datapath_wire events mad datapath_sge
+  PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 
@@ -36,7 +40,7 @@ foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53;DP_VFPGA=1"
   list(GET _on 1 _a)
   list(GET _on 2 _b)
   list(GET _on 3 _x)
-  foreach(_g post wire events mad)
+  foreach(_g post wire events mad sge)
     set(_n datapath_${_g}_${_sfx})
     add_test(NAME ${_n} COMMAND test_datapath ${_g})
     set_tests_properties(${_n} PROPERTIES
@@ -44,4 +48,7 @@ foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53;DP_VFPGA=1"
       ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=${_a};DP_B=${_b};${_x}"
       SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
   endforeach()
+  # The refusals' reasons, at rdma-core's debug log level.
+  set_property(TEST datapath_sge_${_sfx} APPEND PROPERTY ENVIRONMENT
+    "VERBS_LOG_LEVEL=4")
 endforeach()

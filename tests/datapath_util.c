@@ -98,12 +98,20 @@ int dp_group_teardown(void **state)
 struct ibv_qp *qp_new(struct side *s, uint32_t sq, uint32_t rq,
 		      uint64_t send_ops)
 {
+	const struct ibv_qp_cap cap = { .max_send_wr = sq, .max_recv_wr = rq,
+					.max_send_sge = 1, .max_recv_sge = 1,
+					.max_inline_data = 16 };
+
+	return qp_new_cap(s, &cap, send_ops);
+}
+
+struct ibv_qp *qp_new_cap(struct side *s, const struct ibv_qp_cap *cap,
+			  uint64_t send_ops)
+{
 	struct ibv_qp_init_attr_ex ia = {
 		.send_cq = s->cq,
 		.recv_cq = s->cq,
-		.cap = { .max_send_wr = sq, .max_recv_wr = rq,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = 16 },
+		.cap = *cap,
 		.qp_type = IBV_QPT_RC,
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = s->pd,

@@ -52,6 +52,9 @@ int dp_qp_cleanup(void **state);
 /* An RC QP on the side's PD and CQ; qp_ex when send_ops is not 0. */
 struct ibv_qp *qp_new(struct side *s, uint32_t sq, uint32_t rq,
 		      uint64_t send_ops);
+/* The same with the caps given (they come back in *cap unchanged). */
+struct ibv_qp *qp_new_cap(struct side *s, const struct ibv_qp_cap *cap,
+			  uint64_t send_ops);
 void qp_destroy(struct ibv_qp *qp);
 void qp_init(struct ibv_qp *qp);
 void qp_rtr(struct ibv_qp *qp, const char *peer, uint32_t dqpn,
@@ -91,5 +94,7 @@ int dp_run_wire(void);
 int dp_run_events(void);
 /* test_mad.c: MADs on QP1 (ernicdv_mad_*) */
 int dp_run_mad(void);
+/* test_datapath_sge.c: several SGEs, staging, inline sizes, caps */
+int dp_run_sge(void);
 
 #endif

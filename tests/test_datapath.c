@@ -604,6 +604,8 @@ int main(int argc, char **argv)
 		return dp_run_events();
 	if (argc > 1 && !strcmp(argv[1], "mad"))
 		return dp_run_mad();
+	if (argc > 1 && !strcmp(argv[1], "sge"))
+		return dp_run_sge();
 	return cmocka_run_group_tests_name("datapath", post, dp_group_setup,
 					   dp_group_teardown);
 }

@@ -265,6 +265,16 @@ static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 				    (unsigned long long)w->raddr);
 	*total = sum;
 	*staged = ne > 1 && sum <= qp->stage_size;
+	/* Split, a WRITE with immediate would complete at the peer with
+	 * the length of its last piece only. */
+	if (ne > 1 && !*staged && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		return ernic_refuse(EINVAL,
+				    "post_send: QP %u wr_id %llu: WRITE with "
+				    "immediate of %llu B in %zu SGEs: over the "
+				    "%u B a gathered one may have", qp->idx,
+				    (unsigned long long)w->wr_id,
+				    (unsigned long long)sum, ne,
+				    qp->stage_size);
 	if (*staged) {
 		*nwqe = 1;
 		return 0;
