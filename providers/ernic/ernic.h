@@ -409,7 +409,27 @@ int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
 		       uint64_t addr, uint64_t len, bool need_write,
 		       uint64_t *bus, uint8_t **va);
 
+/* One work request, from ibv_send_wr or from the ibv_qp_ex calls. */
+struct ernic_wr {
+	uint64_t wr_id;
+	enum ibv_wr_opcode opcode;
+	unsigned int flags;
+	uint32_t imm;			/* IMMDT value, host order */
+	uint64_t raddr;
+	uint32_t rkey;
+	const struct ibv_sge *sge;	/* data, or inline data when INLINE */
+	size_t num_sge;
+	const struct ibv_data_buf *buf;	/* inline data (qp_ex), or NULL */
+	size_t num_buf;
+};
+
 /* ernic_post.c: send queue */
+/* Check one work request and queue its WQEs; on error nothing is
+ * queued. Caller holds sq_lock and pdt_lock (read). */
+int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
+		   const struct ernic_wr *w, bool flush);
+/* Where posting goes: 0 and *flush, or EINVAL (RESET, INIT, RTR). */
+int ernic_sq_state(struct ernic_qp *qp, bool *flush);
 int ernic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 /* Ring SQPIi for what is posted, as far as max_rd_atomic allows (and
