@@ -17,7 +17,8 @@ static void test_query_device(void **state)
 	assert_int_equal(a.vendor_id, 0x10ee);
 	assert_int_equal(a.max_qp, TEST_C_NUM_QP - 1);
 	assert_int_equal(a.max_mr, 256);
-	assert_int_equal(a.max_sge, 1);
+	assert_int_equal(a.max_sge, 16);	/* staged (man/ernic.7) */
+	assert_int_equal(a.max_sge_rd, 16);
 	assert_int_equal(a.max_qp_wr, 4095);
 	assert_int_equal(a.atomic_cap, IBV_ATOMIC_NONE);
 	assert_int_equal(a.phys_port_cnt, 1);
@@ -26,6 +27,7 @@ static void test_query_device(void **state)
 	memset(&ax, 0xa5, sizeof(ax));
 	assert_int_equal(ibv_query_device_ex(ctx, NULL, &ax), 0);
 	assert_memory_equal(&ax.orig_attr, &a, sizeof(a));
+	assert_int_equal(ax.phys_port_cnt_ex, 1);
 	/* No TSO, RSS, ODP...: extended capabilities read as zero. */
 	assert_int_equal(ax.odp_caps.general_caps, 0);
 	assert_int_equal(ax.tso_caps.max_tso, 0);

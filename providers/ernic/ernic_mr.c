@@ -19,12 +19,13 @@
 
 /* What PG332 can express: remote read and/or write. Local access needs
  * no table entry (the provider translates lkeys itself). Remote atomic
- * is accepted as the kernel's uverbs accepts it on a device without
- * atomics (atomic_cap NONE): no atomic ever reaches the MR. */
+ * and MW bind are accepted as the kernel's uverbs accepts them on a
+ * device without atomics (atomic_cap NONE) or memory windows: no atomic
+ * ever reaches the MR, and no window can be bound to it. */
 #define ERNIC_ACCESS_SUPPORTED \
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
-	 IBV_ACCESS_HUGETLB)
+	 IBV_ACCESS_MW_BIND | IBV_ACCESS_HUGETLB)
 #define ERNIC_ACCESS_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 
 struct ibv_pd *ernic_alloc_pd(struct ibv_context *context)
