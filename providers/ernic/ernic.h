@@ -156,6 +156,9 @@ struct ernic_swqe {
 	uint8_t opcode;			/* Table 2-1 OPCODE of the request */
 	uint8_t flags;
 	uint8_t nsg;			/* staged READ: SGEs in qp->rd_sg */
+	/* A gathered message larger than its staging slot: DMA memory of
+	 * its own until the slot retires (ernic_bounce_put), or NULL. */
+	struct ernic_dma *bounce;
 };
 
 /* A posted receive work request (ERNIC has no receive WQEs). */
@@ -549,6 +552,13 @@ static inline uint64_t ernic_stage_bus(const struct ernic_qp *qp,
 	return qp->inl.bus + (uint64_t)slot * qp->stage_size;
 }
 
+/* A bounce buffer of len bytes for a gathered message larger than the
+ * staging slot, or NULL (ENOMEM, logged). */
+struct ernic_dma *ernic_bounce_get(struct ernic_dev *dev, struct ernic_qp *qp,
+				   uint64_t len);
+/* Free the bounce of SQ slots [from, to), if any. Caller holds sq_lock. */
+void ernic_bounce_put(struct ernic_dev *dev, struct ernic_qp *qp,
+		      uint32_t from, uint32_t to);
 /* EINVAL for SGE k, logged. */
 int ernic_sge_refuse(const struct ernic_qp *qp, const char *verb,
 		     uint64_t wr_id, size_t k, const struct ibv_sge *s,

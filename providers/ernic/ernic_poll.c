@@ -137,6 +137,9 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	if (wrid != slot)
 		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
+	/* The IP is done with a gathered message's bounce buffer. */
+	if (sw->bounce)
+		ernic_bounce_put(dev, qp, slot, (slot + 1) % qp->sq_depth);
 	qp->sq_ci = (slot + 1) % qp->sq_depth;
 	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe)) {
 		/* Error completions are reported signaled or not. */
@@ -165,10 +168,14 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 }
 
 /* Retire sq_ci in software: one flush completion per work request. */
-static int sq_flush_one(struct ernic_qp *qp, struct ibv_wc *wc)
+static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
+			struct ibv_wc *wc)
 {
 	const struct ernic_swqe *sw = &qp->swqe[qp->sq_ci];
 
+	if (sw->bounce)
+		ernic_bounce_put(dev, qp, qp->sq_ci,
+				 (qp->sq_ci + 1) % qp->sq_depth);
 	qp->sq_ci = (qp->sq_ci + 1) % qp->sq_depth;
 	if (!(sw->flags & ERNIC_SWQE_LAST))
 		return 0;
@@ -224,7 +231,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		qp->sq_flushing = true;
 	}
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
-		n += sq_flush_one(qp, &wc[n]);
+		n += sq_flush_one(dev, qp, &wc[n]);
 	/* WQEs held back for max_rd_atomic: completed READs free room. */
 	if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
 	    !atomic_load(&qp->err))

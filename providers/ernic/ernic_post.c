@@ -76,6 +76,7 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 	sw->opcode = op_map[w->opcode].hw;
 	sw->flags = flags;
 	sw->nsg = 0;
+	sw->bounce = NULL;
 	qp->sq_pi = (slot + 1) % qp->sq_depth;
 }
 
@@ -207,14 +208,9 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 			       sum, ERNIC_DMA_TO_DEVICE);
 		return 0;
 	} else if (sum > qp->stage_size) {
-		/* Every WQE is a message of its own: no split. */
-		return ernic_refuse(EINVAL,
-				    "post_send: QP %u wr_id %llu: SEND of "
-				    "%llu B in %zu SGEs: over the %u B a "
-				    "gathered SEND may have", qp->idx,
-				    (unsigned long long)w->wr_id,
-				    (unsigned long long)sum, n,
-				    qp->stage_size);
+		/* Every WQE is a message of its own: no split. post_one
+		 * gathers it into a bounce buffer once it has room. */
+		return 0;
 	} else {
 		ernic_sge_gather(dev, qp->vqp.qp.pd, w->sge, w->num_sge,
 				 stage);
@@ -252,15 +248,18 @@ static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 	*total = sum;
 	*staged = ne > 1 && sum <= qp->stage_size;
 	/* Split, a WRITE with immediate would complete at the peer with
-	 * the length of its last piece only. */
-	if (ne > 1 && !*staged && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		return ernic_refuse(EINVAL,
-				    "post_send: QP %u wr_id %llu: WRITE with "
-				    "immediate of %llu B in %zu SGEs: over the "
-				    "%u B a gathered one may have", qp->idx,
-				    (unsigned long long)w->wr_id,
-				    (unsigned long long)sum, ne,
-				    qp->stage_size);
+	 * the length of its last piece only: it is gathered into a bounce
+	 * buffer (one WQE, so at most 8 MiB). */
+	if (ne > 1 && !*staged && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+		if (sum > ERNIC_MAX_MSG_SIZE)
+			return ernic_refuse(EINVAL,
+					    "post_send: QP %u wr_id %llu: "
+					    "WRITE with immediate of %llu B in "
+					    "%zu SGEs: over 8 MiB", qp->idx,
+					    (unsigned long long)w->wr_id,
+					    (unsigned long long)sum, ne);
+		*staged = true;
+	}
 	if (*staged) {
 		*nwqe = 1;
 		return 0;
@@ -275,11 +274,12 @@ static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 /* One WQE over the slot's staging area: a WRITE's SGEs gathered into
  * it, or a READ's data landing in it, scattered by poll_cq. */
 static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
-			const struct ernic_wr *w, uint64_t total, uint8_t sig)
+			const struct ernic_wr *w, uint64_t total, uint8_t sig,
+			struct ernic_dma *bounce)
 {
 	const uint32_t slot = qp->sq_pi;
 	const bool read = op_map[w->opcode].kind == OPK_READ;
-	uint8_t *stage = ernic_stage_va(qp, slot);
+	uint8_t *stage = bounce ? bounce->va : ernic_stage_va(qp, slot);
 	struct ernic_swqe *sw = &qp->swqe[slot];
 	struct ernic_wqe wqe = { 0 };
 
@@ -293,11 +293,12 @@ static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
 	wqe.opcode = op_map[w->opcode].hw;
 	if (wqe.opcode == ERNIC_OP_RDMA_WRITE_IMM)
 		wqe.immdt = htole32(w->imm);
-	wqe.laddr = htole64(ernic_stage_bus(qp, slot));
+	wqe.laddr = htole64(bounce ? bounce->bus : ernic_stage_bus(qp, slot));
 	wqe.length = htole32((uint32_t)total);
 	wqe.roffset = htole64(w->raddr);
 	wqe.rtag = htole32(w->rkey);
 	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+	sw->bounce = bounce;
 	if (!read)
 		return;
 	sw->read_va = (uintptr_t)stage;
@@ -407,6 +408,7 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const bool inl = w->flags & IBV_SEND_INLINE;
 	struct ernic_wqe wqe = { 0 };
+	struct ernic_dma *bounce = NULL;
 	uint64_t total = 0;
 	uint32_t nwqe = 1;
 	bool staged = false;
@@ -457,6 +459,13 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 				    (unsigned long long)w->wr_id, nwqe,
 				    sq_room(qp));
 
+	/* A gathered message bigger than the staging slot. */
+	if (!flush && total > qp->stage_size &&
+	    ((kind == OPK_SEND && !inl && !wqe.laddr) || staged)) {
+		bounce = ernic_bounce_get(dev, qp, total);
+		if (!bounce)
+			return ENOMEM;
+	}
 	if (flush) {
 		qp->swqe[qp->sq_pi] = (struct ernic_swqe){
 			.wr_id = w->wr_id,
@@ -466,11 +475,20 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		};
 		qp->sq_pi = (qp->sq_pi + 1) % qp->sq_depth;
 	} else if (kind == OPK_SEND) {
+		if (bounce) {
+			ernic_sge_gather(dev, qp->vqp.qp.pd, w->sge,
+					 w->num_sge, bounce->va);
+			ernic_dma_sync(dev->acc, bounce->va, total,
+				       ERNIC_DMA_TO_DEVICE);
+			wqe.laddr = htole64(bounce->bus);
+		}
 		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+		qp->swqe[(qp->sq_pi + qp->sq_depth - 1) % qp->sq_depth].bounce =
+			bounce;
 	} else if (inl) {
 		emit_inline_write(dev, qp, w, total, sig);
 	} else if (staged) {
-		emit_staged(dev, qp, w, total, sig);
+		emit_staged(dev, qp, w, total, sig, bounce);
 	} else {
 		emit_rdma(dev, qp, w, nwqe, total, sig);
 	}

@@ -405,7 +405,8 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	ernic_cq_detach(to_ecq(ibqp->recv_cq), qp);
 	if (qp->attr.qp_state != IBV_QPS_RESET)
 		ernic_qp_hw_reset(dev, qp->idx);
-	/* Step 6: free the queues. */
+	/* Step 6: free the queues, and what the SQ still held. */
+	ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 	put_rings(dev, qp);
 	dev->qp_used[qp->idx] = 0;
 	to_epd(ibqp->pd)->refcnt--;
@@ -436,6 +437,7 @@ void ernic_qp_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
 		/* its CQs are the context's too: nobody polls them now */
 		if (qp->attr.qp_state != IBV_QPS_RESET)
 			hw_clear(dev, i);
+		ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 		put_rings(dev, qp);
 		dev->qp_used[i] = 0;
 	}
@@ -447,6 +449,8 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 	if (next == IBV_QPS_RESET) {
 		/* IBTA: RESET empties both queues without completions. */
 		pthread_mutex_lock(&qp->sq_lock);
+		ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->sq_ci,
+				 qp->sq_pi);
 		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
 		qp->rd_inflight = qp->rd_limit = 0;
 		qp->sq_flushing = qp->sq_skip = false;

@@ -172,10 +172,14 @@ static int qx_complete(struct ibv_qp_ex *qx)
 
 	qx_close(qp);
 	ret = qp->qx_err;
-	if (ret)
-		qp->sq_pi = qp->qx_start;	/* nothing of the batch */
-	else if (qp->sq_pi != qp->qx_start && !qp->qx_flush)
+	if (ret) {
+		/* nothing of the batch */
+		ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp,
+				 qp->qx_start, qp->sq_pi);
+		qp->sq_pi = qp->qx_start;
+	} else if (qp->sq_pi != qp->qx_start && !qp->qx_flush) {
 		ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
+	}
 	pthread_mutex_unlock(&qp->sq_lock);
 	return ret;
 }
@@ -185,6 +189,8 @@ static void qx_abort(struct ibv_qp_ex *qx)
 	struct ernic_qp *qp = qx_to_eqp(qx);
 
 	qp->qx.pending = false;
+	ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->qx_start,
+			 qp->sq_pi);
 	qp->sq_pi = qp->qx_start;
 	pthread_mutex_unlock(&qp->sq_lock);
 }

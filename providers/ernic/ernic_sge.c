@@ -9,8 +9,10 @@
  * (DMA memory the IP reads like any buffer), and a READ of that kind
  * lands there and is scattered into its SGEs when poll_cq sees its
  * completion. One SGE stays zero-copy. Larger WRITEs and READs are
- * split into one WQE per SGE (ernic_post.c); a larger SEND cannot be
- * split (every WQE is a message) and is refused.
+ * split into one WQE per SGE (ernic_post.c); a larger SEND, or WRITE
+ * with immediate, cannot be split (every WQE is a message): it is
+ * gathered into DMA memory allocated for it, freed when its slot
+ * retires (rare, and slower: an allocation per request).
  *
  * Receive side: the provider copies every packet out of its RQ element
  * anyway; with several SGEs the copy follows the list.
@@ -18,6 +20,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ernic.h"
@@ -139,5 +142,32 @@ void ernic_recv_scatter(const struct ernic_qp *qp, uint32_t ri, uint32_t off,
 		src += chunk;
 		len -= chunk;
 		off = 0;
+	}
+}
+
+struct ernic_dma *ernic_bounce_get(struct ernic_dev *dev, struct ernic_qp *qp,
+				   uint64_t len)
+{
+	struct ernic_dma *d = calloc(1, sizeof(*d));
+
+	if (d && !dev->acc->ops->dma_alloc(dev->acc, len, 64, d))
+		return d;
+	free(d);
+	ernic_refuse(ENOMEM, "post_send: QP %u: no DMA memory to gather a "
+		     "%llu B message", qp->idx, (unsigned long long)len);
+	return NULL;
+}
+
+void ernic_bounce_put(struct ernic_dev *dev, struct ernic_qp *qp,
+		      uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k != to; k = (k + 1) % qp->sq_depth) {
+		struct ernic_swqe *sw = &qp->swqe[k];
+
+		if (!sw->bounce)
+			continue;
+		ernic_dma_put(dev, sw->bounce);
+		free(sw->bounce);
+		sw->bounce = NULL;
 	}
 }
