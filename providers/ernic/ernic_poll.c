@@ -137,9 +137,6 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	if (wrid != slot)
 		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
-	/* The IP is done with a gathered message's bounce buffer. */
-	if (sw->bounce)
-		ernic_bounce_put(dev, qp, slot, (slot + 1) % qp->sq_depth);
 	qp->sq_ci = (slot + 1) % qp->sq_depth;
 	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe)) {
 		/* Error completions are reported signaled or not. */
@@ -153,11 +150,16 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 		ernic_wc_fill(wc, qp, sw->wr_id, syndrome_status(syn),
 			      wc_opcode(op, sw), 0);
 		wc->vendor_err = syn;
+		if (sw->bounce)
+			ernic_bounce_put(dev, qp, slot, qp->sq_ci);
 		return 1;
 	}
-	/* A staged READ's data goes to its SGEs, signaled or not. */
+	/* A staged READ's data goes to its SGEs, signaled or not; then the
+	 * IP is done with a gathered message's bounce buffer. */
 	if (sw->nsg)
 		st = ernic_read_scatter(dev, qp, slot);
+	if (sw->bounce)
+		ernic_bounce_put(dev, qp, slot, qp->sq_ci);
 	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
 		    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED) &&
 	    st == IBV_WC_SUCCESS)

@@ -6,7 +6,7 @@
  * the 64-bit wr_id and what the completion must report.
  *
  * A work request the WQE format cannot carry whole is staged (several
- * SGEs, up to ERNIC_STAGE_SIZE bytes: ernic_sge.c) or split over
+ * SGEs: a staging slot or a bounce buffer, ernic_sge.c) or split over
  * consecutive WQEs: one per SGE and per ERNIC_MAX_MSG_SIZE of RDMA
  * WRITE/READ (PG332 "Unsupported Features": DMA length > 8 MB). Only the
  * last WQE of a request carries its signaled flag and immediate data.
@@ -222,8 +222,8 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 }
 
 /* WQEs an RDMA WRITE/READ takes, after checking every SGE: one when it
- * is staged (several SGEs, at most stage_size bytes), else one per SGE
- * and ERNIC_MAX_MSG_SIZE, zero-copy. */
+ * is staged (several SGEs), else one per ERNIC_MAX_MSG_SIZE of its
+ * SGE(s), zero-copy. */
 static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 		     const struct ernic_wr *w, uint32_t *nwqe, uint64_t *total,
 		     bool *staged)
@@ -246,20 +246,19 @@ static int plan_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 				    (unsigned long long)sum,
 				    (unsigned long long)w->raddr);
 	*total = sum;
-	*staged = ne > 1 && sum <= qp->stage_size;
-	/* Split, a WRITE with immediate would complete at the peer with
-	 * the length of its last piece only: it is gathered into a bounce
-	 * buffer (one WQE, so at most 8 MiB). */
-	if (ne > 1 && !*staged && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-		if (sum > ERNIC_MAX_MSG_SIZE)
-			return ernic_refuse(EINVAL,
-					    "post_send: QP %u wr_id %llu: "
-					    "WRITE with immediate of %llu B in "
-					    "%zu SGEs: over 8 MiB", qp->idx,
-					    (unsigned long long)w->wr_id,
-					    (unsigned long long)sum, ne);
-		*staged = true;
-	}
+	/* Several SGEs make one WQE, so that a request takes one SQ slot
+	 * (max_send_wr counts requests): staged, or beyond the slot through
+	 * a bounce buffer. Only over 8 MiB (one WQE's limit) are they split
+	 * per SGE; a WRITE with immediate cannot be (its peer would see
+	 * the last piece's length). */
+	*staged = ne > 1 && sum <= ERNIC_MAX_MSG_SIZE;
+	if (ne > 1 && !*staged && w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		return ernic_refuse(EINVAL,
+				    "post_send: QP %u wr_id %llu: WRITE with "
+				    "immediate of %llu B in %zu SGEs: over "
+				    "8 MiB", qp->idx,
+				    (unsigned long long)w->wr_id,
+				    (unsigned long long)sum, ne);
 	if (*staged) {
 		*nwqe = 1;
 		return 0;

@@ -8,11 +8,11 @@
  * ERNIC_STAGE_SIZE bytes is gathered into its SQ slot's staging area
  * (DMA memory the IP reads like any buffer), and a READ of that kind
  * lands there and is scattered into its SGEs when poll_cq sees its
- * completion. One SGE stays zero-copy. Larger WRITEs and READs are
- * split into one WQE per SGE (ernic_post.c); a larger SEND, or WRITE
- * with immediate, cannot be split (every WQE is a message): it is
- * gathered into DMA memory allocated for it, freed when its slot
- * retires (rare, and slower: an allocation per request).
+ * completion. One SGE stays zero-copy. A larger request with several
+ * SGEs goes the same way through DMA memory allocated for it (a bounce
+ * buffer, freed when its slot retires: rarer, and slower), so that
+ * every request takes one SQ slot; only beyond 8 MiB (one WQE's limit)
+ * are WRITEs and READs split into one WQE per SGE (ernic_post.c).
  *
  * Receive side: the provider copies every packet out of its RQ element
  * anyway; with several SGEs the copy follows the list.
@@ -97,7 +97,9 @@ enum ibv_wc_status ernic_read_scatter(struct ernic_dev *dev,
 				      struct ernic_qp *qp, uint32_t slot)
 {
 	const struct ibv_sge *sg = &qp->rd_sg[(size_t)slot * ERNIC_MAX_SGE];
-	const uint8_t *src = ernic_stage_va(qp, slot);
+	const uint8_t *src = qp->swqe[slot].bounce ?
+				     qp->swqe[slot].bounce->va :
+				     ernic_stage_va(qp, slot);
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 
 	/* The SGEs were checked at post time; an MR deregistered since
