@@ -156,9 +156,6 @@ struct ernic_swqe {
 	uint8_t opcode;			/* Table 2-1 OPCODE of the request */
 	uint8_t flags;
 	uint8_t nsg;			/* staged READ: SGEs in qp->rd_sg */
-	/* A gathered message larger than its staging slot: DMA memory of
-	 * its own until the slot retires (ernic_bounce_put), or NULL. */
-	struct ernic_dma *bounce;
 };
 
 /* A posted receive work request (ERNIC has no receive WQEs). */
@@ -212,6 +209,9 @@ struct ernic_qp {
 	struct ernic_dma inl;
 	uint32_t stage_size;		/* ERNIC_MIN_INLINE or _STAGE_SIZE */
 	struct ibv_sge *rd_sg;		/* ERNIC_MAX_SGE per slot, or NULL */
+	/* Per slot, with staging: a gathered message larger than the slot
+	 * has DMA memory of its own until the slot retires, or NULL. */
+	struct ernic_dma **bounce;
 	struct ernic_swqe *swqe;	/* sq_depth shadows */
 	uint32_t sq_pi, sq_ci;
 	uint32_t sq_db;			/* SQPIi as written: sq_db <= sq_pi */

@@ -150,7 +150,7 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 		ernic_wc_fill(wc, qp, sw->wr_id, syndrome_status(syn),
 			      wc_opcode(op, sw), 0);
 		wc->vendor_err = syn;
-		if (sw->bounce)
+		if (qp->bounce && qp->bounce[slot])
 			ernic_bounce_put(dev, qp, slot, qp->sq_ci);
 		return 1;
 	}
@@ -158,7 +158,7 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 	 * IP is done with a gathered message's bounce buffer. */
 	if (sw->nsg)
 		st = ernic_read_scatter(dev, qp, slot);
-	if (sw->bounce)
+	if (qp->bounce && qp->bounce[slot])
 		ernic_bounce_put(dev, qp, slot, qp->sq_ci);
 	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
 		    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED) &&
@@ -175,7 +175,7 @@ static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const struct ernic_swqe *sw = &qp->swqe[qp->sq_ci];
 
-	if (sw->bounce)
+	if (qp->bounce && qp->bounce[qp->sq_ci])
 		ernic_bounce_put(dev, qp, qp->sq_ci,
 				 (qp->sq_ci + 1) % qp->sq_depth);
 	qp->sq_ci = (qp->sq_ci + 1) % qp->sq_depth;

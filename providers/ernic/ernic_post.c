@@ -76,7 +76,6 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 	sw->opcode = op_map[w->opcode].hw;
 	sw->flags = flags;
 	sw->nsg = 0;
-	sw->bounce = NULL;
 	qp->sq_pi = (slot + 1) % qp->sq_depth;
 }
 
@@ -297,7 +296,8 @@ static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
 	wqe.roffset = htole64(w->raddr);
 	wqe.rtag = htole32(w->rkey);
 	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
-	sw->bounce = bounce;
+	if (bounce)
+		qp->bounce[slot] = bounce;
 	if (!read)
 		return;
 	sw->read_va = (uintptr_t)stage;
@@ -481,9 +481,9 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 				       ERNIC_DMA_TO_DEVICE);
 			wqe.laddr = htole64(bounce->bus);
 		}
+		if (bounce)
+			qp->bounce[qp->sq_pi] = bounce;
 		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
-		qp->swqe[(qp->sq_pi + qp->sq_depth - 1) % qp->sq_depth].bounce =
-			bounce;
 	} else if (inl) {
 		emit_inline_write(dev, qp, w, total, sig);
 	} else if (staged) {

@@ -118,6 +118,7 @@ static void free_qp(struct ernic_qp *qp)
 	free(qp->swqe);
 	free(qp->rwqe);
 	free(qp->rd_sg);
+	free(qp->bounce);
 	free(qp->rsg);
 	free(qp);
 }
@@ -155,6 +156,7 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 		qp->stage_size = ERNIC_STAGE_SIZE;
 		qp->rd_sg = calloc((size_t)qp->sq_depth * ERNIC_MAX_SGE,
 				   sizeof(*qp->rd_sg));
+		qp->bounce = calloc(qp->sq_depth, sizeof(*qp->bounce));
 	} else {
 		qp->cap.max_send_sge = 1;
 		qp->cap.max_inline_data = ERNIC_MIN_INLINE;
@@ -165,7 +167,8 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 		qp->rsg = calloc((size_t)qp->rwqe_depth * ERNIC_MAX_SGE,
 				 sizeof(*qp->rsg));
 	if (!qp->swqe || !qp->rwqe ||
-	    (qp->stage_size > ERNIC_MIN_INLINE && !qp->rd_sg) ||
+	    (qp->stage_size > ERNIC_MIN_INLINE &&
+	     (!qp->rd_sg || !qp->bounce)) ||
 	    (qp->cap.max_recv_sge > 1 && !qp->rsg)) {
 		free_qp(qp);
 		return NULL;

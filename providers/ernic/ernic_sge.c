@@ -97,9 +97,8 @@ enum ibv_wc_status ernic_read_scatter(struct ernic_dev *dev,
 				      struct ernic_qp *qp, uint32_t slot)
 {
 	const struct ibv_sge *sg = &qp->rd_sg[(size_t)slot * ERNIC_MAX_SGE];
-	const uint8_t *src = qp->swqe[slot].bounce ?
-				     qp->swqe[slot].bounce->va :
-				     ernic_stage_va(qp, slot);
+	const uint8_t *src = qp->bounce[slot] ? qp->bounce[slot]->va :
+						ernic_stage_va(qp, slot);
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
 
 	/* The SGEs were checked at post time; an MR deregistered since
@@ -163,13 +162,13 @@ struct ernic_dma *ernic_bounce_get(struct ernic_dev *dev, struct ernic_qp *qp,
 void ernic_bounce_put(struct ernic_dev *dev, struct ernic_qp *qp,
 		      uint32_t from, uint32_t to)
 {
+	if (!qp->bounce)
+		return;
 	for (uint32_t k = from; k != to; k = (k + 1) % qp->sq_depth) {
-		struct ernic_swqe *sw = &qp->swqe[k];
-
-		if (!sw->bounce)
+		if (!qp->bounce[k])
 			continue;
-		ernic_dma_put(dev, sw->bounce);
-		free(sw->bounce);
-		sw->bounce = NULL;
+		ernic_dma_put(dev, qp->bounce[k]);
+		free(qp->bounce[k]);
+		qp->bounce[k] = NULL;
 	}
 }
