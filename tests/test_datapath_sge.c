@@ -4,7 +4,7 @@
  * (providers/ernic/ernic_sge.c). SEND, WRITE and READ with 2, 3 and 16
  * SGEs of odd lengths at odd offsets, zero-length ones among them and
  * SGEs of two MRs, byte-exact with the bytes between SGEs untouched,
- * staged, split per SGE, and gathered into a bounce buffer;
+ * staged, gathered into a bounce buffer, and split per SGE over 8 MiB;
  * receives scattered over several SGEs; inline sizes 0..max; caps,
  * REMOTE_ATOMIC and refusals, with their logged reasons when
  * VERBS_LOG_LEVEL asks for debug output.
@@ -388,7 +388,7 @@ static void rdma_case(struct pair *p, enum ibv_wr_opcode op, int n,
 }
 
 /* WRITE, WRITE with immediate and READ over 2, 3 and 16 SGEs: staged
- * (up to 4 KiB), and split per SGE beyond. */
+ * (up to 4 KiB), and through a bounce buffer beyond. */
 static void test_rdma_sge(void **state)
 {
 	static const enum ibv_wr_opcode ops[] = {
@@ -404,13 +404,147 @@ static void test_rdma_sge(void **state)
 		for (size_t k = 0; k < 3; k++)
 			rdma_case(&p, ops[o], ns[k], (unsigned int)(o * 3 + k),
 				  NULL, true);
-		/* split per SGE; a WRITE with immediate gathered into a
-		 * bounce buffer (its peer sees one message) */
+		/* over the staging slot: a bounce buffer (a WRITE with
+		 * immediate too: its peer sees one message) */
 		rdma_case(&p, ops[o], 4, 20 + (unsigned int)o, over, true);
 	}
 	/* Unsignaled: a staged READ's data is scattered all the same. */
 	rdma_case(&p, IBV_WR_RDMA_READ, 16, 30, NULL, false);
 	rdma_case(&p, IBV_WR_RDMA_READ, 3, 31, over, false);
+	pair_down(&p);
+}
+
+/*
+ * Several SGEs over 8 MiB (one WQE's limit): a WRITE and a READ are
+ * split into one WQE per SGE and per 8 MiB of an SGE, zero-copy, and
+ * still make one completion of the whole length; the peer's bytes and
+ * the local ones are exact, and the bytes around them untouched.
+ */
+#define BIG (1u << 20)
+
+struct big_case {
+	enum ibv_wr_opcode op;
+	uint32_t off[3], len[3];	/* in A's buffer; len 0: mr2 SGE */
+	uint32_t wqes;			/* WQEs the request takes */
+};
+
+static void big_sgl(const struct big_case *c, struct ibv_sge *s,
+		    uint32_t *total)
+{
+	*total = 0;
+	for (int k = 0; k < 3; k++) {
+		if (c->len[k])
+			s[k] = sge(A.buf + c->off[k], c->len[k], A.mr->lkey);
+		else	/* a short one through the second MR */
+			s[k] = sge(buf2_a + 5, 77, mr2_a->lkey);
+		*total += s[k].length;
+	}
+}
+
+static void big_case(struct pair *p, const struct big_case *c, uint64_t id)
+{
+	const uint32_t roff = 64;
+	uint8_t *dst = B.buf + roff;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge s[3];
+	struct ibv_wc wc;
+	uint32_t total, pi0;
+	uint8_t *want, *img;
+
+	big_sgl(c, s, &total);
+	assert_true(roff + total + 64 <= BUF_SIZE);
+	want = malloc(total);
+	img = malloc(BUF_SIZE);
+	assert_true(want && img);
+	fill(A.buf, BUF_SIZE, (unsigned int)id);
+	fill(buf2_a, REGION, (unsigned int)id + 1);
+	/* in DDR too: A's whole buffer is read back below */
+	peer_sync(&A, A.buf, BUF_SIZE, false);
+	assert_int_equal(ernicdv_sync_mr(mr2_a, buf2_a, REGION,
+					 ERNICDV_SYNC_FOR_DEVICE), 0);
+	if (c->op == IBV_WR_RDMA_READ) {
+		fill(B.buf, BUF_SIZE, (unsigned int)id + 2);
+		memcpy(want, dst, total);
+		peer_sync(&B, B.buf, BUF_SIZE, false);
+	} else {
+		memset(B.buf, GUARD, BUF_SIZE);
+		peer_sync(&B, B.buf, BUF_SIZE, false);
+		for (uint32_t k = 0, at = 0; k < 3; at += s[k++].length)
+			memcpy(want + at, (void *)(uintptr_t)s[k].addr,
+			       s[k].length);
+	}
+	/* What A's memory must hold after a READ: its bytes with the
+	 * peer's scattered over the SGEs. */
+	memcpy(img, A.buf, BUF_SIZE);
+	wr_set(&wr, id, c->op, s, 3, IBV_SEND_SIGNALED);
+	wr.wr.rdma.remote_addr = (uintptr_t)dst;
+	wr.wr.rdma.rkey = B.mr->rkey;
+	/* WQEs written, rung or held back for max_rd_atomic */
+	pi0 = to_eqp(p->a)->sq_pi;
+	assert_int_equal(ibv_post_send(p->a, &wr, &bad), 0);
+	assert_int_equal(to_eqp(p->a)->sq_pi,
+			 (pi0 + c->wqes) % to_eqp(p->a)->sq_depth);
+	drive(A.cq, &wc, 1, "RDMA over 8 MiB");
+	check_ok(&wc, id, c->op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ :
+						      IBV_WC_RDMA_WRITE,
+		 total);
+	assert_int_equal(poll_n(A.cq, &wc, 1, 50), 0);	/* only one */
+	if (c->op == IBV_WR_RDMA_READ) {
+		for (uint32_t k = 0, at = 0; k < 3; at += s[k++].length)
+			if (c->len[k])
+				memcpy(img + c->off[k], want + at,
+				       s[k].length);
+			else
+				assert_memory_equal(buf2_a + 5, want + at, 77);
+		peer_sync(&A, A.buf, BUF_SIZE, true);
+		assert_memory_equal(A.buf, img, BUF_SIZE);
+	} else {
+		peer_sync(&B, B.buf, BUF_SIZE, true);
+		assert_memory_equal(dst, want, total);
+		for (uint32_t k = 0; k < roff; k++)
+			assert_int_equal(B.buf[k], GUARD);
+		for (uint32_t k = roff + total; k < BUF_SIZE; k++)
+			if (B.buf[k] != GUARD)
+				fail_msg("byte %u after the WRITE changed", k);
+	}
+	free(want);
+	free(img);
+}
+
+static void test_rdma_over_8m(void **state)
+{
+	static const struct big_case cases[] = {
+		/* 5 MiB + 1, 77 B (second MR), 4 MiB + 999: three WQEs */
+		{ IBV_WR_RDMA_WRITE, { 3, 0, 5 * BIG + 16 },
+		  { 5 * BIG + 1, 0, 4 * BIG + 999 }, 3 },
+		/* 8 MiB + 5 (two WQEs), 1000 B, 77 B */
+		{ IBV_WR_RDMA_READ, { 7, 9 * BIG, 0 },
+		  { 8 * BIG + 5, 1000, 0 }, 4 },
+		{ IBV_WR_RDMA_WRITE, { 7, 9 * BIG, 0 },
+		  { 8 * BIG + 5, 1000, 0 }, 4 },
+		{ IBV_WR_RDMA_READ, { 3, 0, 5 * BIG + 16 },
+		  { 5 * BIG + 1, 0, 4 * BIG + 999 }, 3 },
+	};
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge s[3];
+	struct pair p;
+	uint32_t total, pi0;
+
+	big_pair(&p);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		big_case(&p, &cases[k], 80 + k);
+	/* A WRITE with immediate cannot be split (its peer would see the
+	 * last piece's length): refused, nothing posted. */
+	big_sgl(&cases[0], s, &total);
+	wr_set(&wr, 90, IBV_WR_RDMA_WRITE_WITH_IMM, s, 3, IBV_SEND_SIGNALED);
+	wr.wr.rdma.remote_addr = (uintptr_t)B.buf;
+	wr.wr.rdma.rkey = B.mr->rkey;
+	pi0 = to_eqp(p.a)->sq_pi;
+	assert_int_equal(ibv_post_send(p.a, &wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
+	assert_int_equal(to_eqp(p.a)->sq_pi, pi0);
+	/* and the QP goes on */
+	big_case(&p, &cases[0], 91);
 	pair_down(&p);
 }
 
@@ -654,6 +788,7 @@ int dp_run_sge(void)
 		cmocka_unit_test_teardown(test_staged_wqe, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_send_sge, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_rdma_sge, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_rdma_over_8m, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_qpex_sge, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_inline_sizes, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_recv_len_err, dp_qp_cleanup),
