@@ -9,6 +9,7 @@ add_executable(test_datapath ${CMAKE_CURRENT_LIST_DIR}/test_datapath.c
   ${CMAKE_CURRENT_LIST_DIR}/test_events.c
   ${CMAKE_CURRENT_LIST_DIR}/test_mad.c
   ${CMAKE_CURRENT_LIST_DIR}/test_datapath_sge.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_cq_ex.c
   ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
   ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 # The test reads the SQ ring through the provider's own QP structure.
@@ -23,7 +24,10 @@ add_test(NAME events COMMAND test_datapath events)
 add_test(NAME mad COMMAND test_datapath mad)
 # Several SGEs, staging, inline sizes, caps; refusals silent by default.
 add_test(NAME datapath_sge COMMAND test_datapath sge)
+# ibv_create_cq_ex and start_poll / next_poll / end_poll.
+add_test(NAME datapath_cqex COMMAND test_datapath cqex)
 set_tests_properties(datapath datapath_wire events mad datapath_sge
+  datapath_cqex
   PROPERTIES
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
@@ -40,7 +44,7 @@ foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53;DP_VFPGA=1"
   list(GET _on 1 _a)
   list(GET _on 2 _b)
   list(GET _on 3 _x)
-  foreach(_g post wire events mad sge)
+  foreach(_g post wire events mad sge cqex)
     set(_n datapath_${_g}_${_sfx})
     add_test(NAME ${_n} COMMAND test_datapath ${_g})
     set_tests_properties(${_n} PROPERTIES

@@ -96,5 +96,7 @@ int dp_run_events(void);
 int dp_run_mad(void);
 /* test_datapath_sge.c: several SGEs, staging, inline sizes, caps */
 int dp_run_sge(void);
+/* test_cq_ex.c: ibv_create_cq_ex and its polling interface */
+int dp_run_cqex(void);
 
 #endif

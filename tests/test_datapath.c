@@ -606,6 +606,8 @@ int main(int argc, char **argv)
 		return dp_run_mad();
 	if (argc > 1 && !strcmp(argv[1], "sge"))
 		return dp_run_sge();
+	if (argc > 1 && !strcmp(argv[1], "cqex"))
+		return dp_run_cqex();
 	return cmocka_run_group_tests_name("datapath", post, dp_group_setup,
 					   dp_group_teardown);
 }

@@ -49,6 +49,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.free_context = ernic_free_context,
 	.alloc_pd = ernic_alloc_pd,
 	.create_cq = ernic_create_cq,
+	.create_cq_ex = ernic_create_cq_ex,
 	.create_qp = ernic_create_qp,
 	.create_qp_ex = ernic_create_qp_ex,
 	.dealloc_pd = ernic_dealloc_pd,

@@ -141,6 +141,7 @@ struct ernic_cq {
 	pthread_mutex_t lock;		/* ents, nents, cursor */
 	uint32_t nents, cursor;
 	struct ernic_cq_ent ents[ERNIC_C_NUM_QP_MAX];
+	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
 
 /* Shadow of one SQ slot: what the 16-bit WQE WRID stands for. */
@@ -329,7 +330,13 @@ void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx);
 struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
 int ernic_destroy_cq(struct ibv_cq *cq);
+
+/* ernic_cqex.c: the ibv_cq_ex polling interface over ernic_cq_poll. */
+#define ERNIC_CQ_EX_WC_FLAGS IBV_WC_STANDARD_FLAGS
+void ernic_cq_ex_init(struct ernic_cq *cq, uint64_t wc_flags);
 
 /* ernic_qp.c: PG332 "RC QP Creation", "QP Deletion" */
 struct ibv_qp *ernic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
@@ -462,6 +469,8 @@ void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp);
 
 /* ernic_poll.c: completions */
 int ernic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+/* The same with cq->lock held by the caller. */
+int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc);
 /* While QP work is outstanding and nothing moves: has the IP put the QP
  * into FATAL (STATQPi)? Looks at most once a millisecond per *next_ns. */
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,

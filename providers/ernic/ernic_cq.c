@@ -7,6 +7,7 @@
  * whose send and/or receive completions it reports (ernic_poll.c).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -29,47 +30,115 @@ static bool count_cq(struct ibv_context *context, int n)
 	return ok;
 }
 
-struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
+/* A CQ of cqe entries reporting to channel: what create_cq and
+ * create_cq_ex share once their arguments are checked. */
+static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 			       struct ibv_comp_channel *channel,
-			       int comp_vector)
+			       const char *verb)
 {
 	struct ernic_cq *cq;
 	int ret;
 
-	if (cqe < 1 || cqe > ERNIC_MAX_CQE || comp_vector < 0 ||
-	    comp_vector >= context->num_comp_vectors) {
-		errno = ernic_refuse(EINVAL, "create_cq: cqe %d (1..%d), "
-				     "comp_vector %d (of %d)", cqe,
-				     ERNIC_MAX_CQE, comp_vector,
-				     context->num_comp_vectors);
-		return NULL;
-	}
 	cq = calloc(1, sizeof(*cq));
 	if (!cq) {
-		errno = ernic_refuse(ENOMEM, "create_cq: no memory");
+		errno = ernic_refuse(ENOMEM, "%s: no memory", verb);
 		return NULL;
 	}
 	if (!count_cq(context, 1)) {
 		free(cq);
-		errno = ernic_refuse(ENOMEM, "create_cq: max_cq (%u) reached",
+		errno = ernic_refuse(ENOMEM, "%s: max_cq (%u) reached", verb,
 				     ERNIC_MAX_CQ);
 		return NULL;
 	}
-	/* libibverbs runs verbs_init_cq() (context, channel and its refcnt,
-	 * mutex, cond) on what this returns. */
 	atomic_init(&cq->arm, 0);
 	ret = ernic_comp_channel_attach(cq, context, channel);
 	if (ret) {
 		count_cq(context, -1);
 		free(cq);
-		errno = ret;
+		errno = ernic_refuse(ret, "%s: the completion channel is not "
+				     "one of this context's", verb);
 		return NULL;
 	}
 	pthread_mutex_init(&cq->lock, NULL);
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
-	return &cq->vcq.cq;
+	return cq;
+}
+
+static int check_size(struct ibv_context *context, const char *verb, int cqe,
+		      int comp_vector)
+{
+	if (cqe < 1 || cqe > ERNIC_MAX_CQE || comp_vector < 0 ||
+	    comp_vector >= context->num_comp_vectors)
+		return ernic_refuse(EINVAL, "%s: cqe %d (1..%d), comp_vector "
+				    "%d (of %d)", verb, cqe, ERNIC_MAX_CQE,
+				    comp_vector, context->num_comp_vectors);
+	return 0;
+}
+
+struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct ernic_cq *cq;
+
+	errno = check_size(context, "create_cq", cqe, comp_vector);
+	if (errno)
+		return NULL;
+	/* libibverbs runs verbs_init_cq() (context, channel and its refcnt,
+	 * mutex, cond) on what this returns. */
+	cq = cq_new(context, cqe, channel, "create_cq");
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	const uint32_t known = IBV_CQ_INIT_ATTR_MASK_FLAGS |
+			       IBV_CQ_INIT_ATTR_MASK_PD;
+	struct ernic_cq *cq;
+
+	errno = check_size(context, "create_cq_ex", (int)attr->cqe,
+			   (int)attr->comp_vector);
+	if (attr->cqe > INT_MAX)
+		errno = ernic_refuse(EINVAL, "create_cq_ex: cqe %u", attr->cqe);
+	if (errno)
+		return NULL;
+	if (attr->comp_mask & ~known) {
+		errno = ernic_refuse(EINVAL, "create_cq_ex: comp_mask 0x%x has "
+				     "unknown bits", attr->comp_mask);
+		return NULL;
+	}
+	/* Both flags only allow what this CQ does anyway: it takes its own
+	 * lock, and it cannot overrun. */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)(IBV_CREATE_CQ_ATTR_SINGLE_THREADED |
+				       IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN))) {
+		errno = ernic_refuse(EOPNOTSUPP, "create_cq_ex: flags 0x%x",
+				     attr->flags);
+		return NULL;
+	}
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		errno = ernic_refuse(EOPNOTSUPP, "create_cq_ex: no parent "
+				     "domains");
+		return NULL;
+	}
+	if (attr->wc_flags & ~(uint64_t)ERNIC_CQ_EX_WC_FLAGS) {
+		errno = ernic_refuse(EOPNOTSUPP, "create_cq_ex: wc_flags "
+				     "0x%llx beyond the standard ones (no "
+				     "timestamps, VLANs, flow tags)",
+				     (unsigned long long)attr->wc_flags);
+		return NULL;
+	}
+	cq = cq_new(context, (int)attr->cqe, attr->channel, "create_cq_ex");
+	if (!cq)
+		return NULL;
+	/* ibv_create_cq_ex calls the provider directly: the common part of
+	 * the CQ is ours to set up. */
+	verbs_init_cq(&cq->vcq.cq, context, attr->channel, attr->cq_context);
+	ernic_cq_ex_init(cq, attr->wc_flags);
+	return &cq->vcq.cq_ex;
 }
 
 int ernic_destroy_cq(struct ibv_cq *ibcq)

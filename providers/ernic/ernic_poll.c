@@ -241,18 +241,12 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	return n;
 }
 
-int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
-	struct ernic_cq *cq = to_ecq(ibcq);
-	struct ernic_dev *dev = ctx_dev(ibcq->context);
-	uint32_t count, start;
+	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	const uint32_t count = cq->nents, start = cq->cursor;
 	int n = 0;
 
-	if (ne <= 0)
-		return 0;
-	pthread_mutex_lock(&cq->lock);
-	count = cq->nents;
-	start = cq->cursor;
 	for (uint32_t k = 0; k < count && n < ne; k++) {
 		const struct ernic_cq_ent *ent = &cq->ents[(start + k) % count];
 		struct ernic_qp *qp = ent->qp;
@@ -271,6 +265,18 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	/* Start with the next QP next time: no QP starves the others. */
 	if (count)
 		cq->cursor = (start + 1) % count;
+	return n;
+}
+
+int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+	int n;
+
+	if (ne <= 0)
+		return 0;
+	pthread_mutex_lock(&cq->lock);
+	n = ernic_cq_poll(cq, ne, wc);
 	pthread_mutex_unlock(&cq->lock);
 	return n;
 }
