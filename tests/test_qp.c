@@ -93,6 +93,26 @@ static void test_create_limits(void **state)
 	assert_int_equal(errno, EOPNOTSUPP);
 	ia.qp_type = IBV_QPT_RC;
 
+	/* ibv_create_qp_ex with IBV_QP_INIT_ATTR_CREATE_FLAGS: no flag is
+	 * taken as the kernel takes it (rdma-core's tests set the bit with
+	 * none at random); a flag the IP has no use for is refused. */
+	{
+		struct ibv_qp_init_attr_ex ix = {
+			.send_cq = f->cq, .recv_cq = f->cq,
+			.qp_type = IBV_QPT_RC, .cap = ia.cap, .pd = f->pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_CREATE_FLAGS,
+		};
+
+		qp = ibv_create_qp_ex(f->ctx, &ix);
+		assert_non_null(qp);
+		assert_int_equal(ibv_destroy_qp(qp), 0);
+		ix.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+		errno = 0;
+		assert_null(ibv_create_qp_ex(f->ctx, &ix));
+		assert_int_equal(errno, EOPNOTSUPP);
+	}
+
 	qp = ibv_create_qp(f->pd, &ia);
 	assert_non_null(qp);
 	/* QPN = ERNIC index, never QP1; reported caps are the real ones. */

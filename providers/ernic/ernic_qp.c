@@ -38,11 +38,18 @@ static int check_init_attr(struct ibv_context *context,
 			   struct ibv_qp_init_attr_ex *attr)
 {
 	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+			       IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (attr->comp_mask & ~known)
 		return ernic_refuse(EOPNOTSUPP, "create_qp: comp_mask 0x%x",
 				    attr->comp_mask & ~known);
+	/* No creation flag means anything to the IP; none at all is what
+	 * the kernel accepts from any device. */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return ernic_refuse(EOPNOTSUPP, "create_qp: create_flags 0x%x",
+				    attr->create_flags);
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (attr->send_ops_flags & ~(uint64_t)ERNIC_QP_EX_SEND_OPS))
 		return ernic_refuse(EOPNOTSUPP, "create_qp: send_ops_flags "
