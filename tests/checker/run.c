@@ -37,6 +37,37 @@ const char *dir_name(uint32_t dir)
 	return dir == DIR_C2S ? "c2s" : "s2c";
 }
 
+/*
+ * A process that was stopped (SIGSTOP) and resumed finds its clock
+ * jumped: the time it did not run is no QP's idleness, and the idle
+ * timeout must not hide what happened meanwhile (the peer left, say).
+ */
+static void resumed(struct chk *c, double now, double gap)
+{
+	printf("ernic_check: %snote: %s: did not run for %.1fs (stopped?); idle timers restart\n",
+	       c->tag, c->role, gap);
+	/* (completions polled since the resume are recent already) */
+	c->last_progress = c->last_progress + gap < now ?
+			   c->last_progress + gap : now;
+	for (uint32_t i = 0; i < c->p.nqp; i++) {
+		struct cqp *q = &c->q[i];
+
+		q->last_progress = q->last_progress + gap < now ?
+				   q->last_progress + gap : now;
+	}
+}
+
+/* Called with the time at each round and before a failure is told;
+ * before the run (prev_now 0) there is nothing to compare. */
+static void clock_check(struct chk *c, double now)
+{
+	if (!c->prev_now)
+		return;
+	if (!c->detached && now - c->prev_now > 2.0)
+		resumed(c, now, now - c->prev_now);
+	c->prev_now = now;
+}
+
 void chk_fail(struct chk *c, const char *fmt, ...)
 {
 	char msg[sizeof(c->why) - sizeof(c->tag) - 16];
@@ -46,6 +77,9 @@ void chk_fail(struct chk *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (!c->failed) {
+		/* Stopped, and the first thing seen on resuming is what
+		 * fails (the peer left meanwhile): say so first. */
+		clock_check(c, now_s());
 		printf("ernic_check: FAIL: %s%s: %s\n", c->tag, c->role, msg);
 		snprintf(c->why, sizeof(c->why), "%s%s: %s", c->tag, c->role,
 			 msg);
@@ -211,26 +245,6 @@ static int check_end(struct chk *c, double now)
 	return 0;
 }
 
-/*
- * A process that was stopped (SIGSTOP) and resumed finds its clock
- * jumped: the time it did not run is no QP's idleness, and the idle
- * timeout must not hide what happened meanwhile (the peer left, say).
- */
-static void resumed(struct chk *c, double now, double gap)
-{
-	printf("ernic_check: %snote: %s: did not run for %.1fs (stopped?); idle timers restart\n",
-	       c->tag, c->role, gap);
-	/* (completions polled since the resume are recent already) */
-	c->last_progress = c->last_progress + gap < now ?
-			   c->last_progress + gap : now;
-	for (uint32_t i = 0; i < c->p.nqp; i++) {
-		struct cqp *q = &c->q[i];
-
-		q->last_progress = q->last_progress + gap < now ?
-				   q->last_progress + gap : now;
-	}
-}
-
 /* One round of the loop: 0 to go on, 1 finished, -1 failed. Without a
  * TCP channel (a run whose peer is gone) only the QPs are driven. */
 int chk_step(struct chk *c)
@@ -247,9 +261,7 @@ int chk_step(struct chk *c)
 	if (ns < 0 || nr < 0)
 		return -1;
 	now = now_s();
-	if (!c->detached && now - c->prev_now > 2.0)
-		resumed(c, now, now - c->prev_now);
-	c->prev_now = now;
+	clock_check(c, now);
 	if (now - c->inv_at > 0.1) {
 		chk_counters(c);
 		c->inv_at = now;
