@@ -18,3 +18,9 @@ target_link_libraries(test_wire PRIVATE ernic_model ernic_common
 add_test(NAME wire COMMAND test_wire)
 set_tests_properties(wire PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 60)
+
+# SO_REUSEPORT steering by destination QP (eBPF), real sockets; root.
+add_executable(test_steer ${CMAKE_CURRENT_LIST_DIR}/test_steer.c)
+target_link_libraries(test_steer PRIVATE ernic_model PkgConfig::CMOCKA)
+add_test(NAME steer COMMAND test_steer)
+set_tests_properties(steer PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/* SO_REUSEPORT steering by BTH destination QP (wire_steer.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+
+#include "wire_steer.h"
+
+#ifndef SO_ATTACH_REUSEPORT_EBPF
+#define SO_ATTACH_REUSEPORT_EBPF 52
+#endif
+
+/* The eBPF instructions this program needs, as the kernel's filter.h
+ * spells them (that header is not exported to user space). */
+#define INSN(c, d, s, o, i)                                               \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s),   \
+			    .off = (o), .imm = (i) })
+#define MOV64_REG(d, s) INSN(BPF_ALU64 | BPF_MOV | BPF_X, d, s, 0, 0)
+#define MOV64_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
+#define ADD64_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
+#define AND32_IMM(d, i) INSN(BPF_ALU | BPF_AND | BPF_K, d, 0, 0, i)
+#define TO_BE32(d) INSN(BPF_ALU | BPF_END | BPF_TO_BE, d, 0, 0, 32)
+#define LDX_W(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_W, d, s, o, 0)
+#define STX_W(d, s, o) INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
+#define JNE_IMM(d, i, o) INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, o, i)
+#define JEQ_IMM(d, i, o) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, o, i)
+#define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
+#define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+/* 64-bit immediate load of a map: two instructions. */
+#define LD_MAP_FD(d, fd)                                                  \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd),      \
+		INSN(0, 0, 0, 0, 0)
+
+/* Offsets from the UDP header, where an SK_REUSEPORT program's data
+ * begins: the BTH follows the 8-byte UDP header, and its bytes 4..7 are
+ * a reserved byte and the 24-bit destination QP (IBTA 9.2). */
+#define UDP_HDR_LEN 8
+#define BTH_DESTQP_WORD (UDP_HDR_LEN + 4)
+
+static int load_prog(int owners_fd, int socks_fd, char *log, size_t loglen)
+{
+	enum { R0, R1, R2, R3, R4, R5, R6, R10 = 10 };
+	const struct bpf_insn prog[] = {
+		MOV64_REG(R6, R1),		/* ctx */
+		/* r0 = skb_load_bytes(ctx, 12, fp - 8, 4) */
+		MOV64_IMM(R2, BTH_DESTQP_WORD),
+		MOV64_REG(R3, R10),
+		ADD64_IMM(R3, -8),
+		MOV64_IMM(R4, 4),
+		CALL(BPF_FUNC_skb_load_bytes),
+		/* a runt: the kernel's own choice (PASS, the last two) */
+		JNE_IMM(R0, 0, 21),
+		/* fp - 4 = be32(word) & 0xffffff: the destination QP */
+		LDX_W(R1, R10, -8),
+		TO_BE32(R1),
+		AND32_IMM(R1, 0xFFFFFF),
+		STX_W(R10, R1, -4),
+		/* r0 = &owners[qp], NULL past the array */
+		LD_MAP_FD(R1, owners_fd),
+		MOV64_REG(R2, R10),
+		ADD64_IMM(R2, -4),
+		CALL(BPF_FUNC_map_lookup_elem),
+		JEQ_IMM(R0, 0, 11),
+		/* slot + 1, 0 for no owner */
+		LDX_W(R1, R0, 0),
+		JEQ_IMM(R1, 0, 9),
+		ADD64_IMM(R1, -1),
+		STX_W(R10, R1, -4),
+		/* sk_select_reuseport(ctx, socks, &slot, 0): a miss (the
+		 * slot's socket is gone) leaves the kernel's choice */
+		MOV64_REG(R1, R6),
+		LD_MAP_FD(R2, socks_fd),
+		MOV64_REG(R3, R10),
+		ADD64_IMM(R3, -4),
+		MOV64_IMM(R4, 0),
+		CALL(BPF_FUNC_sk_select_reuseport),
+		MOV64_IMM(R0, SK_PASS),
+		EXIT(),
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts,
+		    .expected_attach_type = BPF_SK_REUSEPORT_SELECT);
+	const size_t n = sizeof(prog) / sizeof(prog[0]);
+	int fd, e;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_SK_REUSEPORT, "ernic_destqp", "MIT",
+			   prog, n, &opts);
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	/* Refused by the verifier: load again for its reason. */
+	e = errno;
+	opts.log_buf = log;
+	opts.log_size = (__u32)loglen;
+	opts.log_level = 1;
+	(void)bpf_prog_load(BPF_PROG_TYPE_SK_REUSEPORT, "ernic_destqp", "MIT",
+			    prog, n, &opts);
+	errno = e;
+	return -1;
+}
+
+static int fail(struct ernic_steer *st, char *err, size_t errlen, int e,
+		const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - (size_t)n, ": %s%s", strerror(e),
+			 e == EPERM ? " (sharing a software ERNIC between "
+				      "processes needs CAP_BPF and "
+				      "CAP_NET_ADMIN, or root)" : "");
+	ernic_steer_close(st);
+	return e;
+}
+
+static int map_id(int fd, uint32_t *id)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -1;
+	*id = info.id;
+	return 0;
+}
+
+int ernic_steer_open(struct ernic_steer *st, int fd,
+		     const struct ernic_steer_ids *join, char *err,
+		     size_t errlen)
+{
+	char log[1024] = "";
+
+	st->socks_fd = st->owners_fd = st->prog_fd = -1;
+	st->ids = (struct ernic_steer_ids){ 0 };
+	if (join) {
+		st->socks_fd = bpf_map_get_fd_by_id(join->socks);
+		if (st->socks_fd < 0)
+			return fail(st, err, errlen, errno,
+				    "steering map %u", join->socks);
+		st->owners_fd = bpf_map_get_fd_by_id(join->owners);
+		if (st->owners_fd < 0)
+			return fail(st, err, errlen, errno,
+				    "steering map %u", join->owners);
+		st->ids = *join;
+		return 0;
+	}
+	st->socks_fd = bpf_map_create(BPF_MAP_TYPE_REUSEPORT_SOCKARRAY,
+				      "ernic_socks", sizeof(uint32_t),
+				      sizeof(uint64_t), ERNIC_STEER_SLOTS,
+				      NULL);
+	if (st->socks_fd < 0)
+		return fail(st, err, errlen, errno, "steering map (sockets)");
+	st->owners_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ernic_owners",
+				       sizeof(uint32_t), sizeof(uint32_t),
+				       ERNIC_STEER_QPS, NULL);
+	if (st->owners_fd < 0)
+		return fail(st, err, errlen, errno, "steering map (owners)");
+	st->prog_fd = load_prog(st->owners_fd, st->socks_fd, log,
+				sizeof(log));
+	if (st->prog_fd < 0)
+		return fail(st, err, errlen, errno, "steering program%s%s",
+			    *log ? ": " : "", log);
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF,
+		       &st->prog_fd, sizeof(st->prog_fd)))
+		return fail(st, err, errlen, errno,
+			    "SO_ATTACH_REUSEPORT_EBPF");
+	if (map_id(st->socks_fd, &st->ids.socks) ||
+	    map_id(st->owners_fd, &st->ids.owners))
+		return fail(st, err, errlen, errno, "steering map ids");
+	return 0;
+}
+
+int ernic_steer_member(struct ernic_steer *st, uint32_t slot, int fd)
+{
+	uint64_t v = (uint64_t)fd;
+
+	if (slot >= ERNIC_STEER_SLOTS)
+		return EINVAL;
+	return bpf_map_update_elem(st->socks_fd, &slot, &v, BPF_ANY) ?
+		       errno : 0;
+}
+
+static int set_owner(struct ernic_steer *st, uint32_t qpn, uint32_t v)
+{
+	if (qpn >= ERNIC_STEER_QPS)
+		return EINVAL;
+	return bpf_map_update_elem(st->owners_fd, &qpn, &v, BPF_ANY) ?
+		       errno : 0;
+}
+
+int ernic_steer_set(struct ernic_steer *st, uint32_t qpn, uint32_t slot)
+{
+	if (slot >= ERNIC_STEER_SLOTS)
+		return EINVAL;
+	return set_owner(st, qpn, slot + 1);
+}
+
+int ernic_steer_clear(struct ernic_steer *st, uint32_t qpn)
+{
+	return set_owner(st, qpn, 0);
+}
+
+void ernic_steer_close(struct ernic_steer *st)
+{
+	/* The group keeps the program, and the program the maps, for as
+	 * long as any socket of the group is open. */
+	if (st->prog_fd >= 0)
+		close(st->prog_fd);
+	if (st->socks_fd >= 0)
+		close(st->socks_fd);
+	if (st->owners_fd >= 0)
+		close(st->owners_fd);
+	st->socks_fd = st->owners_fd = st->prog_fd = -1;
+}

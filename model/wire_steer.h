@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Steering of RoCEv2 datagrams between the processes that share one
+ * software ERNIC (docs/multiprocess.md): every process binds the device's
+ * UDP ADDR:4791 with SO_REUSEPORT, and an eBPF program of type
+ * SK_REUSEPORT on the group looks up the owner of the packet's BTH
+ * destination QP (an array: QP number -> process slot + 1) and picks that
+ * slot's socket in a REUSEPORT_SOCKARRAY. (A socket can sit in one slot
+ * of a sockarray only, hence the two maps.) A QP with no owner, or whose
+ * process is gone (its socket's close empties the slot), and a runt fall
+ * back to the kernel's hash choice; the process that gets it drops it as
+ * the IP drops a packet for a QP it does not have.
+ *
+ * Loading the program needs CAP_BPF and CAP_NET_ADMIN (or root); joining
+ * a group another process made needs CAP_SYS_ADMIN to open its maps by id.
+ */
+#ifndef ERNIC_WIRE_STEER_H
+#define ERNIC_WIRE_STEER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* QP numbers (QP1 and RC QPs) and process slots below these. */
+#define ERNIC_STEER_QPS 256u
+#define ERNIC_STEER_SLOTS 256u
+
+/* What another process joins a group by. */
+struct ernic_steer_ids {
+	uint32_t socks, owners;
+};
+
+struct ernic_steer {
+	int socks_fd, owners_fd;
+	int prog_fd;			/* -1 when the group already had it */
+	struct ernic_steer_ids ids;
+};
+
+/*
+ * Put fd (a UDP socket with SO_REUSEPORT, bound) under steering. With
+ * join NULL, make the maps and program and attach the program to fd's
+ * group; otherwise open the maps of those ids (made by the process that
+ * attached the program). 0 or an errno, with the reason in err.
+ */
+int ernic_steer_open(struct ernic_steer *st, int fd,
+		     const struct ernic_steer_ids *join, char *err,
+		     size_t errlen);
+/* Socket fd (of the group) receives for process slot `slot`; its close
+ * ends that. */
+int ernic_steer_member(struct ernic_steer *st, uint32_t slot, int fd);
+/* Packets for QP qpn go to slot's socket, or (clear) to anyone. */
+int ernic_steer_set(struct ernic_steer *st, uint32_t qpn, uint32_t slot);
+int ernic_steer_clear(struct ernic_steer *st, uint32_t qpn);
+void ernic_steer_close(struct ernic_steer *st);
+
+#endif
