@@ -17,6 +17,12 @@ add_executable(test_conf ${CMAKE_CURRENT_LIST_DIR}/test_conf.c)
 target_link_libraries(test_conf PRIVATE ernic_common PkgConfig::CMOCKA)
 add_test(NAME conf COMMAND test_conf)
 
+# The device state file shared between processes: forked children.
+add_executable(test_devstate ${CMAKE_CURRENT_LIST_DIR}/test_devstate.c)
+target_link_libraries(test_devstate PRIVATE ernic_common PkgConfig::CMOCKA)
+add_test(NAME devstate COMMAND test_devstate)
+set_tests_properties(devstate PROPERTIES TIMEOUT 60)
+
 # rtnetlink helpers against a real kernel, in private network namespaces
 # (root; exit 77 = skipped otherwise).
 add_executable(test_net ${CMAKE_CURRENT_LIST_DIR}/test_net.c)

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device's state shared by every process that opens it
+ * (docs/multiprocess.md): one file, mapped shared, with the process table
+ * and the owners of QP numbers, PD-table slots and PD numbers. A robust,
+ * process-shared mutex guards it; only verbs that create or destroy take
+ * it, never the data path.
+ *
+ * Lock contract: every function below except ernic_ds_open/close expects
+ * the caller to hold the lock (ernic_ds_lock), and none takes it.
+ * ernic_ds_lock itself reclaims the slots of dead processes, first of all
+ * a process that died holding the lock.
+ */
+#ifndef ERNIC_DEVSTATE_H
+#define ERNIC_DEVSTATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ernic_hw.h"
+
+#define ERNIC_DS_PROCS 128u		/* processes on one device at once */
+#define ERNIC_DS_QPS (ERNIC_C_NUM_QP_MAX + 1)
+#define ERNIC_DS_NONE 0xFFu		/* owner of nothing */
+
+struct ernic_ds_proc {
+	int32_t pid;			/* 0: free */
+	uint32_t gen;			/* bumped at each take */
+	uint64_t start;			/* /proc/PID/stat start time */
+	uint32_t npd, ncq;		/* counted against max_pd / max_cq */
+};
+
+struct ernic_ds {
+	uint32_t magic, version, size, pad;
+	pthread_mutex_t lock;
+	struct ernic_ds_proc proc[ERNIC_DS_PROCS];
+	uint8_t qp_owner[ERNIC_DS_QPS];		/* slot, or ERNIC_DS_NONE */
+	uint8_t pdt_owner[ERNIC_PDT_ENTRIES];
+	uint8_t pdt_gen[ERNIC_PDT_ENTRIES];	/* last key generation */
+	uint32_t pdt_cursor;			/* round-robin search */
+	uint32_t pd_next;			/* PD numbers, device-wide */
+	uint32_t steer_socks, steer_owners;	/* wire_steer map ids */
+	uint32_t reaped;			/* dead processes reclaimed */
+};
+
+struct ernic_ds_handle {
+	struct ernic_ds *ds;
+	int fd;
+};
+
+/* What ernic_ds_lock found of a dead process before it freed its slot:
+ * the caller's chance to clean up what the file does not hold (disable
+ * its QPs in the IP, say). May be NULL. */
+typedef void (*ernic_ds_dead_fn)(void *arg, struct ernic_ds *ds,
+				 uint32_t slot);
+
+/* Open (making it if needed) and map the state file at path. */
+int ernic_ds_open(struct ernic_ds_handle *h, const char *path, char *err,
+		  size_t errlen);
+void ernic_ds_close(struct ernic_ds_handle *h);
+
+/* Take the lock. When its last holder died holding it, that process's
+ * slot is reclaimed at once (dead called first). 0 or an errno. */
+int ernic_ds_lock(struct ernic_ds_handle *h, ernic_ds_dead_fn dead,
+		  void *arg);
+void ernic_ds_unlock(struct ernic_ds_handle *h);
+/* Reclaim the slot of every process that is gone (dead called first for
+ * each); how many. Run at attach, and when an allocation finds nothing
+ * free: reading /proc for every process costs too much for each lock. */
+uint32_t ernic_ds_reap(struct ernic_ds *ds, ernic_ds_dead_fn dead,
+		       void *arg);
+
+/* This process's slot: the lowest free one. -ENOSPC when all are taken. */
+int ernic_ds_attach(struct ernic_ds *ds, pid_t pid);
+/* Give the slot back with everything it owns. */
+void ernic_ds_detach(struct ernic_ds *ds, uint32_t slot);
+
+/* A QP number in [first, last] for slot, or -ENOSPC. */
+int ernic_ds_qp_alloc(struct ernic_ds *ds, uint32_t slot, uint32_t first,
+		      uint32_t last);
+void ernic_ds_qp_free(struct ernic_ds *ds, uint32_t slot, uint32_t qpn);
+/* A PD-table slot for slot and its next key generation (1..255, never
+ * the last one used), or -ENOSPC. */
+int ernic_ds_pdt_alloc(struct ernic_ds *ds, uint32_t slot, uint8_t *gen);
+void ernic_ds_pdt_free(struct ernic_ds *ds, uint32_t slot, uint32_t entry);
+/* The next PD number (1..2^24-1, wrapping). */
+uint32_t ernic_ds_pd_number(struct ernic_ds *ds);
+
+/* Whether the process of slot is alive: same pid, same start time. */
+bool ernic_ds_alive(const struct ernic_ds *ds, uint32_t slot);
+/* A process's start time (/proc/PID/stat field 22); 0 when it is gone. */
+uint64_t ernic_ds_start_time(pid_t pid);
+
+#endif
