@@ -167,7 +167,6 @@ static struct verbs_device *ernic_alloc_device(struct verbs_sysfs_dev *sysfs)
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_rwlock_init(&dev->pdt_lock, NULL);
 	pthread_mutex_init(&dev->ev_lock, NULL);
-	dev->pd_next = 1;
 	return &dev->vdev;
 }
 

@@ -15,6 +15,7 @@
 #include "ernic_access.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"
+#include "ernic_devstate.h"
 
 #define ERNIC_MAX_QP_WR 4095		/* QDEPTH fields are 16 bits */
 /* A WQE has one LADDR: more SGEs than one are gathered into (or, for a
@@ -70,12 +71,12 @@ struct ernic_dev {
 	struct ernic_dma errbuf, ipkterrq, resperr, datbuf, dbpool;
 	struct ernic_dma qp1_sq, qp1_cq, qp1_rq;
 	struct ernic_mad *mad;		/* QP1's MADs (ernic_mad.c) */
+	/* QPs of this process; QP numbers, PD-table slots and PD numbers
+	 * are allocated device-wide in the state file (ernic_share.c). */
 	uint8_t qp_used[ERNIC_C_NUM_QP_MAX + 1];
-	uint32_t pd_next;
+	struct ernic_ds_handle ds;
+	uint32_t ds_slot;			/* this process's */
 	uint32_t npd, ncq;			/* of max_pd, max_cq */
-	uint8_t pdt_gen[ERNIC_PDT_ENTRIES];	/* last key generation per slot */
-	bool pdt_used[ERNIC_PDT_ENTRIES];
-	uint32_t pdt_cursor;			/* round-robin slot search */
 
 	/* MR of each PD-table slot, for lkey translation on the data path.
 	 * Written under lock and pdt_lock (write); read under pdt_lock. */
@@ -325,6 +326,17 @@ int ernic_dereg_mr(struct verbs_mr *vmr);
 /* A context closes with MRs left: their PD-table slots go back (the
  * kernel's uverbs does this for kernel providers). dev->lock held. */
 void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx);
+
+/* ernic_share.c: device-wide allocation through the state file, for
+ * the whole time this process has the device started. Callers hold
+ * dev->lock. The getters return 0 or errno (ENOMEM: none left). */
+int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen);
+void ernic_share_stop(struct ernic_dev *dev);
+int ernic_share_qp_get(struct ernic_dev *dev, uint32_t *idx);
+void ernic_share_qp_put(struct ernic_dev *dev, uint32_t idx);
+int ernic_share_pdt_get(struct ernic_dev *dev, uint32_t *slot, uint8_t *gen);
+void ernic_share_pdt_put(struct ernic_dev *dev, uint32_t slot);
+uint32_t ernic_share_pd_number(struct ernic_dev *dev);
 
 /* ernic_cq.c */
 struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "ernic.h"
@@ -212,17 +211,16 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	ret = ernic_conf_load(dev->conf_path, &dev->conf, err, errlen);
 	if (ret)
 		return ret;
-	ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	ret = ernic_share_start(dev, err, errlen);
 	if (ret)
 		return ret;
+	ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	if (ret) {
+		ernic_share_stop(dev);
+		return ret;
+	}
 
 	memset(dev->qp_used, 0, sizeof(dev->qp_used));
-	/* Key generations start anywhere: a key of the IP's earlier life
-	 * (a process that died, a peer's requests of an old connection)
-	 * matches a new MR only by a 1-in-255 chance, not by design. */
-	if (getrandom(dev->pdt_gen, sizeof(dev->pdt_gen), GRND_NONBLOCK) !=
-	    (ssize_t)sizeof(dev->pdt_gen))
-		memset(dev->pdt_gen, 0, sizeof(dev->pdt_gen));
 	ret = global_config(dev, err, errlen);
 	if (!ret) {
 		ernic_qp_hw_reclaim(dev);
@@ -235,6 +233,7 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 		free_all(dev);
 		dev->acc->ops->close(dev->acc);
 		dev->acc = NULL;
+		ernic_share_stop(dev);
 	}
 	return ret;
 }
@@ -248,4 +247,6 @@ void ernic_dev_stop(struct ernic_dev *dev)
 	free_all(dev);
 	dev->acc->ops->close(dev->acc);
 	dev->acc = NULL;
+	/* last: the QP numbers and keys go back once the IP is idle */
+	ernic_share_stop(dev);
 }

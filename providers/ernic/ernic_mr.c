@@ -45,11 +45,17 @@ struct ibv_pd *ernic_alloc_pd(struct ibv_context *context)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* device-wide, 24 bits (PDPDNUM), never ERNIC_PD_NONE */
+	pd->pdn = ernic_share_pd_number(dev);
+	if (pd->pdn == ERNIC_PD_NONE) {
+		pthread_mutex_unlock(&dev->lock);
+		free(pd);
+		errno = ernic_refuse(EIO, "alloc_pd: the device's state file "
+				     "cannot be locked");
+		return NULL;
+	}
 	dev->npd++;
 	to_ectx(context)->npd++;
-	/* PD numbers are 24 bits (PDPDNUM); wrap, skipping ERNIC_PD_NONE. */
-	pd->pdn = dev->pd_next;
-	dev->pd_next = (dev->pd_next % ERNIC_PDPDNUM_PD) + 1;
 	pthread_mutex_unlock(&dev->lock);
 	pd->ibv_pd.context = context;
 	pd->ibv_pd.handle = pd->pdn;
@@ -102,21 +108,6 @@ static int access_to_hw(int access, uint32_t *type)
 	return 0;
 }
 
-static int slot_get(struct ernic_dev *dev, uint32_t *slot)
-{
-	for (uint32_t n = 0; n < ERNIC_PDT_ENTRIES; n++) {
-		uint32_t s = (dev->pdt_cursor + n) % ERNIC_PDT_ENTRIES;
-
-		if (!dev->pdt_used[s]) {
-			dev->pdt_used[s] = true;
-			dev->pdt_cursor = (s + 1) % ERNIC_PDT_ENTRIES;
-			*slot = s;
-			return 0;
-		}
-	}
-	return ENOMEM;
-}
-
 /* Clear a slot so that no key reaches it: BUFRKEY first. */
 static void slot_clear(struct ernic_dev *dev, uint32_t s)
 {
@@ -140,6 +131,7 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	struct ernic_access *acc = dev->acc;
 	struct ernic_mr *mr;
 	uint32_t type = 0, slot, gen, key;
+	uint8_t gen8;
 	int ret;
 
 	ret = access_to_hw(access, &type);
@@ -177,7 +169,9 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	}
 
 	pthread_mutex_lock(&dev->lock);
-	ret = slot_get(dev, &slot);
+	/* A slot no process of the device has, taken round-robin, and its
+	 * next key generation (1..255, never 0): ernic_share.c. */
+	ret = ernic_share_pdt_get(dev, &slot, &gen8);
 	if (ret) {
 		ernic_refuse(ret, "reg_mr: all %u PD-table entries in use",
 			     ERNIC_PDT_ENTRIES);
@@ -187,11 +181,10 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	if (ret) {
 		ernic_refuse(ret, "reg_mr: cannot map %p + %zu for the IP",
 			     addr, length);
-		dev->pdt_used[slot] = false;
+		ernic_share_pdt_put(dev, slot);
 		goto err_unlock;
 	}
-	gen = dev->pdt_gen[slot] % 255 + 1;	/* 1..255, never 0 */
-	dev->pdt_gen[slot] = (uint8_t)gen;
+	gen = gen8;
 	key = ERNIC_FIELD_PREP(ERNIC_KEY_SLOT, slot) |
 	      ERNIC_FIELD_PREP(ERNIC_KEY_GEN, gen);
 
@@ -248,7 +241,7 @@ static void mr_release(struct ernic_dev *dev, struct ernic_mr *mr)
 	pthread_rwlock_unlock(&dev->pdt_lock);
 	slot_clear(dev, mr->slot);
 	dev->acc->ops->unmap_user(dev->acc, mr->bus, mr->vmr.ibv_mr.length);
-	dev->pdt_used[mr->slot] = false;
+	ernic_share_pdt_put(dev, mr->slot);
 	to_epd(mr->vmr.ibv_mr.pd)->refcnt--;
 }
 

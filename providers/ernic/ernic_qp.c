@@ -72,16 +72,20 @@ static int check_init_attr(struct ibv_context *context,
 	return check_cap(&attr->cap);
 }
 
+/* A QP number no process of the device has (ernic_share.c). */
 static int idx_get(struct ernic_dev *dev, uint32_t *idx)
 {
-	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= dev->conf.c_num_qp; i++) {
-		if (!dev->qp_used[i]) {
-			dev->qp_used[i] = 1;
-			*idx = i;
-			return 0;
-		}
-	}
-	return ENOMEM;
+	int ret = ernic_share_qp_get(dev, idx);
+
+	if (!ret)
+		dev->qp_used[*idx] = 1;
+	return ret;
+}
+
+static void idx_put(struct ernic_dev *dev, uint32_t idx)
+{
+	dev->qp_used[idx] = 0;
+	ernic_share_qp_put(dev, idx);
 }
 
 static int alloc_rings(struct ernic_dev *dev, struct ernic_qp *qp)
@@ -213,7 +217,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	if (!ret) {
 		ret = alloc_rings(dev, qp);
 		if (ret) {
-			dev->qp_used[qp->idx] = 0;
+			idx_put(dev, qp->idx);
 		} else {
 			to_epd(attr->pd)->refcnt++;
 			to_ecq(attr->send_cq)->nqp++;
@@ -418,7 +422,7 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	/* Step 6: free the queues, and what the SQ still held. */
 	ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 	put_rings(dev, qp);
-	dev->qp_used[qp->idx] = 0;
+	idx_put(dev, qp->idx);
 	to_epd(ibqp->pd)->refcnt--;
 	to_ecq(ibqp->send_cq)->nqp--;
 	to_ecq(ibqp->recv_cq)->nqp--;
@@ -449,7 +453,7 @@ void ernic_qp_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
 			hw_clear(dev, i);
 		ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 		put_rings(dev, qp);
-		dev->qp_used[i] = 0;
+		idx_put(dev, i);
 	}
 }
 

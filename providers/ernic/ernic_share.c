@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Device-wide allocation (docs/multiprocess.md): QP numbers, PD-table
+ * slots with their key generations, and PD numbers come from the
+ * device's state file (common/ernic_devstate.c), which every process
+ * that opens the device maps, so that processes sharing a device never
+ * hand out the same one. This process takes a slot in it when it starts
+ * the device and gives it back, with everything it still owns, when it
+ * stops it; a process that dies without doing so is reclaimed by
+ * whoever next finds the table full or attaches.
+ *
+ * Lock contract: callers hold dev->lock; these take the state file's lock
+ * inside it (dev->lock, then the file's), for one allocation each.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ernic.h"
+
+#define STATE_FILE "ernic.state"
+
+int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
+{
+	char path[sizeof(dev->conf_path) + sizeof(STATE_FILE)];
+	const char *slash = strrchr(dev->conf_path, '/');
+	int ret, slot;
+
+	/* beside ernic.conf, in the device's directory of the overlay */
+	snprintf(path, sizeof(path), "%.*s/%s",
+		 slash ? (int)(slash - dev->conf_path) : 1,
+		 slash ? dev->conf_path : ".", STATE_FILE);
+	ret = ernic_ds_open(&dev->ds, path, err, errlen);
+	if (ret)
+		return ret;
+	ret = ernic_ds_lock(&dev->ds, NULL, NULL);
+	if (!ret) {
+		ernic_ds_reap(dev->ds.ds, NULL, NULL);
+		slot = ernic_ds_attach(dev->ds.ds, getpid());
+		ernic_ds_unlock(&dev->ds);
+		if (slot < 0) {
+			ret = -slot;
+			snprintf(err, errlen, "state file %s: %s", path,
+				 slot == -ENOSPC ? "all process slots taken" :
+						   strerror(ret));
+		}
+	} else {
+		snprintf(err, errlen, "state file %s: lock: %s", path,
+			 strerror(ret));
+	}
+	if (ret) {
+		ernic_ds_close(&dev->ds);
+		return ret;
+	}
+	dev->ds_slot = (uint32_t)slot;
+	return 0;
+}
+
+void ernic_share_stop(struct ernic_dev *dev)
+{
+	if (!dev->ds.ds)
+		return;
+	if (!ernic_ds_lock(&dev->ds, NULL, NULL)) {
+		ernic_ds_detach(dev->ds.ds, dev->ds_slot);
+		ernic_ds_unlock(&dev->ds);
+	}
+	ernic_ds_close(&dev->ds);
+}
+
+/* What one allocation asks of the state file: an index, or -ENOSPC. */
+struct share_req {
+	uint32_t first, last;	/* QP numbers */
+	uint8_t gen;		/* PD-table slot: its key generation */
+};
+typedef int (*share_fn)(struct ernic_ds *ds, uint32_t slot,
+			struct share_req *rq);
+
+static int qp_fn(struct ernic_ds *ds, uint32_t slot, struct share_req *rq)
+{
+	return ernic_ds_qp_alloc(ds, slot, rq->first, rq->last);
+}
+
+static int pdt_fn(struct ernic_ds *ds, uint32_t slot, struct share_req *rq)
+{
+	return ernic_ds_pdt_alloc(ds, slot, &rq->gen);
+}
+
+/* One allocation under the file's lock; when nothing is free, the
+ * processes that died holding something give it back first. An index,
+ * or a negative errno (ENOMEM when the device has none left). */
+static int share_alloc(struct ernic_dev *dev, share_fn fn,
+		       struct share_req *rq)
+{
+	int r = ernic_ds_lock(&dev->ds, NULL, NULL);
+
+	if (r)
+		return -r;
+	r = fn(dev->ds.ds, dev->ds_slot, rq);
+	if (r == -ENOSPC && ernic_ds_reap(dev->ds.ds, NULL, NULL))
+		r = fn(dev->ds.ds, dev->ds_slot, rq);
+	ernic_ds_unlock(&dev->ds);
+	return r == -ENOSPC ? -ENOMEM : r;
+}
+
+int ernic_share_qp_get(struct ernic_dev *dev, uint32_t *idx)
+{
+	struct share_req rq = { .first = ERNIC_FIRST_RC_QP,
+				.last = dev->conf.c_num_qp };
+	int r = share_alloc(dev, qp_fn, &rq);
+
+	if (r < 0)
+		return -r;
+	*idx = (uint32_t)r;
+	return 0;
+}
+
+void ernic_share_qp_put(struct ernic_dev *dev, uint32_t idx)
+{
+	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+		return;
+	ernic_ds_qp_free(dev->ds.ds, dev->ds_slot, idx);
+	ernic_ds_unlock(&dev->ds);
+}
+
+int ernic_share_pdt_get(struct ernic_dev *dev, uint32_t *slot, uint8_t *gen)
+{
+	struct share_req rq = { 0 };
+	int r = share_alloc(dev, pdt_fn, &rq);
+
+	if (r < 0)
+		return -r;
+	*slot = (uint32_t)r;
+	*gen = rq.gen;
+	return 0;
+}
+
+void ernic_share_pdt_put(struct ernic_dev *dev, uint32_t slot)
+{
+	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+		return;
+	ernic_ds_pdt_free(dev->ds.ds, dev->ds_slot, slot);
+	ernic_ds_unlock(&dev->ds);
+}
+
+uint32_t ernic_share_pd_number(struct ernic_dev *dev)
+{
+	uint32_t pdn;
+
+	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+		return ERNIC_PD_NONE;
+	pdn = ernic_ds_pd_number(dev->ds.ds);
+	ernic_ds_unlock(&dev->ds);
+	return pdn;
+}
