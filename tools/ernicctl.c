@@ -25,6 +25,7 @@
 
 #include "ernic_conf.h"
 #include "ernic_net.h"
+#include "devshow.h"
 #include "overlay.h"
 #include "paths.h"
 #include "vfpga_ctl.h"
@@ -75,6 +76,8 @@ static const char usage_text[] =
 	"                WIRE\n"
 	"  env           print the shell exports that make libibverbs use\n"
 	"                the overlay and the ernic provider\n"
+	"  show NAME     the processes using device NAME, their QPs and MRs\n"
+	"                (after reclaiming those of processes that died)\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help    show this help\n"
@@ -589,6 +592,28 @@ static int cmd_del(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_show(int argc, char **argv)
+{
+	char rundir[PATH_MAX], err[512];
+	int rc;
+
+	rc = plain_opts(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return usage_error("show: missing device NAME");
+	if (argc - optind > 1)
+		return usage_error("show: unexpected argument '%s'",
+				   argv[optind + 1]);
+	if (check_name(argv[optind]) || get_rundir(rundir, sizeof(rundir)))
+		return 1;
+	if (devshow(rundir, argv[optind], err, sizeof(err))) {
+		fail_msg("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
 static const char *wire_name(enum ernic_wire w)
 {
 	return w == ERNIC_WIRE_FRAME ? "frame" : "udp";
@@ -713,6 +738,7 @@ int main(int argc, char **argv)
 		{"del", cmd_del},
 		{"list", cmd_list},
 		{"env", cmd_env},
+		{"show", cmd_show},
 	};
 	int rc;
 

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Device-wide allocation through the device's state file
+# (docs/multiprocess.md), as `ernicctl show` reports it, on the
+# fixture's software devices (ernict0/1) and virtual FPGAs (ernicu0/1):
+#   - nobody using a device: no process, QP or MR;
+#   - during an unmodified ib_write_bw pair: one process per device, with
+#     its QP and MR;
+#   - the server SIGKILLed mid-transfer: its process, QP and MR are gone
+#     at once ("reaped"), the client fails as with a dead host and is
+#     gone too, and the devices serve the next pair from QP 2 again.
+#   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root "the devices' /dev/infiniband nodes are made with mknod"
+need_cmds ib_write_bw ibv_rc_pingpong ss pgrep
+: "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
+
+# field DEV WORD: N of the line "WORD N" of `ernicctl show DEV`
+field() {
+	"$ERNICCTL" show "$1" | awk -v w="$2" '$1 == w { print $2 }'
+}
+
+# idle TEXT: `ernicctl show` says nobody holds anything
+idle() {
+	grep -qx 'processes 0' <<<"$1" && grep -qx 'qps 0' <<<"$1" &&
+		grep -qx 'mrs 0' <<<"$1"
+}
+
+indent() {
+	sed 's/^/    /'
+}
+
+expect_idle() { # LABEL DEV
+	local out
+	out=$("$ERNICCTL" show "$2") || fail "$1: ernicctl show $2 failed"
+	if ! idle "$out"; then
+		case_failed "$1" "$2 is not idle: $(tr '\n' ';' <<<"$out")"
+	fi
+}
+
+# kill_case LABEL DEV_A IP_A DEV_B
+kill_case() {
+	local label=$1 a=$2 ip=$3 b=$4 spid cpid srv i out crc=0
+	expect_idle "$label: before" "$a"
+	expect_idle "$label: before" "$b"
+	pick_port server
+	timeout 90 ib_write_bw -d "$a" -x 0 -D 30 -p "$PORT" \
+		>"$WORK/$label.srv" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
+		sleep 0.1
+	done
+	timeout 90 ib_write_bw -d "$b" -x 0 -D 30 -p "$PORT" "$ip" \
+		>"$WORK/$label.cli" 2>&1 &
+	cpid=$!
+	BG_PIDS+=("$cpid")
+	for ((i = 0; i < 100; i++)); do
+		[ "$(field "$a" qps)" = 1 ] && [ "$(field "$b" qps)" = 1 ] &&
+			break
+		sleep 0.1
+	done
+	out=$("$ERNICCTL" show "$a")
+	echo "$label: during the transfer, ernicctl show $a:"
+	indent <<<"$out"
+	if ! grep -qE '^process [0-9]+ pid [0-9]+ qps [0-9]+ mrs 1$' <<<"$out" ||
+		! grep -qx 'processes 1' <<<"$out" ||
+		[ "$(field "$b" processes)" != 1 ]; then
+		show_output server "$WORK/$label.srv"
+		show_output client "$WORK/$label.cli"
+		case_failed "$label" "ib_write_bw's process, QP and MR not in the state"
+		return
+	fi
+	sleep 1	# mid-transfer
+	srv=$(pgrep -P "$spid" ib_write_bw) ||
+		{ case_failed "$label" "no ib_write_bw under $spid"; return; }
+	kill -9 "$srv"
+	wait "$spid" 2>/dev/null || true
+	out=$("$ERNICCTL" show "$a")
+	echo "$label: after kill -9 of the server, ernicctl show $a:"
+	indent <<<"$out"
+	if ! idle "$out" || ! grep -q '^reaped [0-9]* (now 1)$' <<<"$out"; then
+		case_failed "$label" "the killed server's process, QP or MR stayed"
+	fi
+	# The client finds its peer dead (retry exceeded) and ends.
+	wait "$cpid" || crc=$?
+	if [ "$crc" = 0 ] || [ "$crc" = 124 ]; then
+		show_output client "$WORK/$label.cli"
+		case_failed "$label" "client: $(describe_rc "$crc"), want a failure"
+	fi
+	expect_idle "$label: after the client" "$b"
+	# The devices serve the next pair, with QP 2 again.
+	define_host pa "$a" "$ip"
+	define_host pb "$b" "127.0.0.1"
+	run_pair "$label next" pa pb -- ibv_rc_pingpong -d "$a" -g 0 -p @PORT@ \
+		-- ibv_rc_pingpong -d "$b" -g 0 -p @PORT@ @SERVER@ ||
+		case_failed "$label" "ibv_rc_pingpong after the kill failed"
+	grep -q 'QPN 0x000002' "$PAIR_SERVER_OUT" ||
+		case_failed "$label" "the next QP is not QP 2: $(grep QPN "$PAIR_SERVER_OUT" | head -1)"
+	expect_idle "$label: at the end" "$a"
+	echo "ok: $label"
+}
+
+define_host server ernict0 127.0.0.2
+kill_case sw ernict0 127.0.0.2 ernict1
+kill_case vfpga ernicu0 127.0.0.52 ernicu1
+finish
