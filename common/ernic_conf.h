@@ -30,6 +30,7 @@ enum ernic_backend {
 };
 
 #define ERNIC_UIO_ROOT_MAX 127	/* uio_root=, vfio_root= */
+#define ERNIC_SHARE_PATH_MAX 4095	/* share_state (not a key) */
 #define ERNIC_BDF_LEN 12		/* "DDDD:BB:DD.F" */
 
 /* How the software ERNIC puts RoCEv2 on the host network. */
@@ -78,6 +79,12 @@ struct ernic_conf {
 	uint32_t c_en_wr_retry_data_buf;
 	uint32_t c_en_initiator_lite;
 	uint32_t c_en_debug_ports;
+	/* Not read from ernic.conf: the provider sets them when it opens a
+	 * software device. The device's state file (ernic_devstate.h) and
+	 * this process's slot in it, for sharing the wire with other
+	 * processes (docs/multiprocess.md); "" when not shared. */
+	char share_state[ERNIC_SHARE_PATH_MAX + 1];
+	uint32_t share_slot;
 };
 
 /* A PCI function "DDDD:BB:DD.F" or "BB:DD.F" (domain 0), hex, device

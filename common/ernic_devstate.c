@@ -15,7 +15,7 @@
 #include "ernic_devstate.h"
 
 #define DS_MAGIC 0x534E5245u	/* "ERNS" */
-#define DS_VERSION 1u
+#define DS_VERSION 2u
 #define PD_MAX 0xFFFFFFu	/* PDPDNUM is 24 bits */
 
 uint64_t ernic_ds_start_time(pid_t pid)
@@ -223,6 +223,9 @@ void ernic_ds_detach(struct ernic_ds *ds, uint32_t slot)
 	for (uint32_t e = 0; e < ERNIC_PDT_ENTRIES; e++)
 		if (ds->pdt_owner[e] == slot)
 			ds->pdt_owner[e] = ERNIC_DS_NONE;
+	if (ds->proc[slot].steered && ds->steer_members)
+		ds->steer_members--;
+	ds->proc[slot].steered = 0;
 	ds->proc[slot].pid = 0;
 	ds->proc[slot].start = 0;
 	ds->proc[slot].npd = ds->proc[slot].ncq = 0;

@@ -31,6 +31,7 @@ struct ernic_ds_proc {
 	uint32_t gen;			/* bumped at each take */
 	uint64_t start;			/* /proc/PID/stat start time */
 	uint32_t npd, ncq;		/* counted against max_pd / max_cq */
+	uint32_t steered;		/* its socket joined the group */
 };
 
 struct ernic_ds {
@@ -43,6 +44,7 @@ struct ernic_ds {
 	uint32_t pdt_cursor;			/* round-robin search */
 	uint32_t pd_next;			/* PD numbers, device-wide */
 	uint32_t steer_socks, steer_owners;	/* wire_steer map ids */
+	uint32_t steer_members;			/* processes with steered */
 	uint32_t reaped;			/* dead processes reclaimed */
 };
 

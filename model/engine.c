@@ -294,6 +294,7 @@ static bool qp_sync(struct eng *e, uint32_t i)
 	if (en != q->en) {
 		eng_qp_reset(e, i);
 		q->en = en;
+		model_wire_qp_enabled(e->wire, i, en);
 		/* A QP (re-)enabled after deletion or fatal recovery starts
 		 * with clean status (PG332 "QP Fatal Recovery"). */
 		if (en)

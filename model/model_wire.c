@@ -17,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ernic_devstate.h"
 #include "model_wire.h"
+#include "wire_steer.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
@@ -37,6 +39,11 @@ struct model_wire {
 	struct roce_l3 local;	/* family, dst = ADDR, dst_mac = MAC */
 	model_wire_tx_fn tap;	/* a tap port: no sockets */
 	void *tap_arg;
+	/* fd shared with other processes' models: steered to us by QP
+	 * (wire_steer.h); slot is ours in the device's state file */
+	bool shared;
+	uint32_t slot;
+	struct ernic_steer st;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -134,8 +141,9 @@ static int attach_roce_filter(int fd)
 	return attach_filter(fd, code, sizeof(code) / sizeof(code[0]));
 }
 
-/* A non-blocking UDP socket bound to ADDR:port. */
-static int udp_socket(const struct model_wire *w, uint16_t port,
+/* A non-blocking UDP socket bound to ADDR:port (in the port's
+ * SO_REUSEPORT group with reuse). */
+static int udp_socket(const struct model_wire *w, uint16_t port, bool reuse,
 		      char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
@@ -151,6 +159,8 @@ static int udp_socket(const struct model_wire *w, uint16_t port,
 		return -1;
 	}
 	if (w->family == AF_INET6 && setopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, 1))
+		goto fail;
+	if (reuse && setopt(fd, SOL_SOCKET, SO_REUSEPORT, 1))
 		goto fail;
 	sl = make_sa(&ss, w->family, w->local.dst, port, w->ifindex);
 	if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
@@ -185,12 +195,112 @@ static void size_buffers(int fd)
 		(void)setopt(fd, SOL_SOCKET, SO_SNDBUF, WIRE_SOCKBUF);
 }
 
-static int open_udp(struct model_wire *w, char *err, size_t errlen)
+/*
+ * ADDR:4791 shared with the models of other processes using the device
+ * (docs/multiprocess.md): in the port's SO_REUSEPORT group, with the
+ * eBPF steering that gives each process the packets for its QPs. Under
+ * the state file's lock, the first member makes the group's maps and
+ * program and the others join them. Without the rights for eBPF, the
+ * first process binds the port alone, as an unshared device does.
+ */
+static int share_socket(struct model_wire *w, const struct ernic_conf *conf,
+			char *err, size_t errlen)
+{
+	struct ernic_ds_handle h;
+	struct ernic_ds *ds;
+	struct ernic_steer_ids ids;
+	int fd, ret;
+
+	ret = ernic_ds_open(&h, conf->share_state, err, errlen);
+	if (!ret) {
+		ret = ernic_ds_lock(&h, NULL, NULL);
+		if (ret) {
+			set_err(err, errlen, "%s: lock: %s",
+				conf->share_state, strerror(ret));
+			ernic_ds_close(&h);
+		}
+	}
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	ds = h.ds;
+	ernic_ds_reap(ds, NULL, NULL);
+	fd = udp_socket(w, ROCE_UDP_PORT, true, err, errlen);
+	if (fd < 0)
+		goto out;
+	ids = (struct ernic_steer_ids){ ds->steer_socks, ds->steer_owners };
+	ret = ENOENT;
+	if (ds->steer_members)
+		ret = ernic_steer_open(&w->st, fd, &ids, err, errlen);
+	/* nobody there (or the group went with its last member): make it */
+	if (ret == ENOENT) {
+		ret = ernic_steer_open(&w->st, fd, NULL, err, errlen);
+		if (!ret) {
+			ds->steer_socks = w->st.ids.socks;
+			ds->steer_owners = w->st.ids.owners;
+		}
+	}
+	if (!ret) {
+		ret = ernic_steer_member(&w->st, conf->share_slot, fd);
+		if (ret)
+			set_err(err, errlen, "steering: slot %u: %s",
+				conf->share_slot, strerror(ret));
+	}
+	if (ret) {
+		ernic_steer_close(&w->st);
+		close(fd);
+		fd = -1;
+		/* no eBPF for us and nobody to share with: alone */
+		if ((ret == EPERM || ret == EACCES) && !ds->steer_members)
+			fd = udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
+		else
+			errno = ret;
+		goto out;
+	}
+	ds->proc[conf->share_slot].steered = 1;
+	ds->steer_members++;
+	w->shared = true;
+	w->slot = conf->share_slot;
+out:
+	ret = errno;
+	ernic_ds_unlock(&h);
+	ernic_ds_close(&h);
+	errno = ret;
+	return fd;
+}
+
+void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en)
+{
+	uint32_t cur;
+
+	if (!w->shared || qpn >= ERNIC_STEER_QPS)
+		return;
+	/* Every model enables QP1: it stays with the first process that
+	 * did, while that one is there. (CM MADs by connection: to come.) */
+	if (qpn == ERNIC_QP1) {
+		if (en && !ernic_steer_owner(&w->st, qpn, &cur) &&
+		    ernic_steer_live(&w->st, cur))
+			return;
+		if (!en && (ernic_steer_owner(&w->st, qpn, &cur) ||
+			    cur != w->slot))
+			return;
+	}
+	if (en)
+		ernic_steer_set(&w->st, qpn, w->slot);
+	else
+		ernic_steer_clear(&w->st, qpn);
+}
+
+static int open_udp(struct model_wire *w, const struct ernic_conf *conf,
+		    char *err, size_t errlen)
 {
 	int fd;
 	bool v6 = w->family == AF_INET6;
 
-	w->fd = udp_socket(w, ROCE_UDP_PORT, err, errlen);
+	w->fd = conf->share_state[0] ?
+			share_socket(w, conf, err, errlen) :
+			udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
 	if (w->fd < 0)
 		return -1;
 	size_buffers(w->fd);
@@ -206,7 +316,9 @@ static int open_udp(struct model_wire *w, char *err, size_t errlen)
 	if (w->sport == ROCE_UDP_PORT) {
 		fd = w->fd;
 	} else {
-		fd = udp_socket(w, w->sport, err, errlen);
+		/* Shared: every process sends from ADDR:udp_sport, the
+		 * device's one source port. */
+		fd = udp_socket(w, w->sport, w->shared, err, errlen);
 		if (fd < 0)
 			return -1;
 		w->send_fd = fd;
@@ -269,7 +381,7 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 	}
 	w->send_fd = w->fd;
 	/* Holds ADDR:4791 so the kernel answers no ICMP port unreachable. */
-	w->drop_fd = udp_socket(w, ROCE_UDP_PORT, err, errlen);
+	w->drop_fd = udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
 	if (w->drop_fd < 0)
 		return -1;
 	if (attach_drop_all(w->drop_fd)) {
@@ -302,6 +414,7 @@ struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
 	w->mode = conf->wire;
 	w->family = conf->family;
 	w->fd = w->send_fd = w->drop_fd = -1;
+	w->st.socks_fd = w->st.owners_fd = w->st.prog_fd = -1;
 	w->sport = conf->udp_sport;
 	w->local.family = conf->family;
 	memcpy(w->local.dst, conf->addr, addr_len(conf->family));
@@ -309,7 +422,7 @@ struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
 	errno = 0;
 	w->ifindex = conf->netdev[0] ? if_nametoindex(conf->netdev) : 0;
 
-	rc = w->mode == ERNIC_WIRE_UDP ? open_udp(w, err, errlen) :
+	rc = w->mode == ERNIC_WIRE_UDP ? open_udp(w, conf, err, errlen) :
 					 open_frame(w, conf, err, errlen);
 	if (rc) {
 		e = errno;
@@ -349,6 +462,7 @@ void model_wire_close(struct model_wire *w)
 		close(w->fd);
 	if (w->drop_fd >= 0)
 		close(w->drop_fd);
+	ernic_steer_close(&w->st);
 	free(w);
 }
 

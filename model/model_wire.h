@@ -34,6 +34,7 @@
 #ifndef MODEL_WIRE_H
 #define MODEL_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,6 +76,10 @@ struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
  */
 int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 		    const uint8_t *tp, size_t tlen);
+
+/* QP qpn was enabled or disabled (QPCONF.QP_EN): on a port shared
+ * between processes its packets are steered to this one, or no longer. */
+void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en);
 
 /* The fd to poll for POLLIN. */
 int model_wire_fd(const struct model_wire *w);

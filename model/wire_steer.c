@@ -208,6 +208,26 @@ int ernic_steer_clear(struct ernic_steer *st, uint32_t qpn)
 	return set_owner(st, qpn, 0);
 }
 
+int ernic_steer_owner(struct ernic_steer *st, uint32_t qpn, uint32_t *slot)
+{
+	uint32_t v = 0;
+
+	if (qpn >= ERNIC_STEER_QPS ||
+	    bpf_map_lookup_elem(st->owners_fd, &qpn, &v) || !v)
+		return ENOENT;
+	*slot = v - 1;
+	return 0;
+}
+
+bool ernic_steer_live(struct ernic_steer *st, uint32_t slot)
+{
+	uint64_t cookie;
+
+	/* a sockarray answers with the socket's cookie, or ENOENT */
+	return slot < ERNIC_STEER_SLOTS &&
+	       !bpf_map_lookup_elem(st->socks_fd, &slot, &cookie);
+}
+
 void ernic_steer_close(struct ernic_steer *st)
 {
 	/* The group keeps the program, and the program the maps, for as

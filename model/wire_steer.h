@@ -17,6 +17,7 @@
 #ifndef ERNIC_WIRE_STEER_H
 #define ERNIC_WIRE_STEER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,6 +51,10 @@ int ernic_steer_member(struct ernic_steer *st, uint32_t slot, int fd);
 /* Packets for QP qpn go to slot's socket, or (clear) to anyone. */
 int ernic_steer_set(struct ernic_steer *st, uint32_t qpn, uint32_t slot);
 int ernic_steer_clear(struct ernic_steer *st, uint32_t qpn);
+/* The slot that owns qpn: 0, or ENOENT when none does. */
+int ernic_steer_owner(struct ernic_steer *st, uint32_t qpn, uint32_t *slot);
+/* Whether slot has a socket in the group (its process is there). */
+bool ernic_steer_live(struct ernic_steer *st, uint32_t slot);
 void ernic_steer_close(struct ernic_steer *st);
 
 #endif

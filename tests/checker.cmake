@@ -30,3 +30,12 @@ add_test(NAME app_faults
 set_tests_properties(app_faults PROPERTIES FIXTURES_REQUIRED ernicdevs
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 300)
+
+# One software device, many processes: four ib_write_bw pairs, and the
+# checker in three pairs with one client killed (docs/multiprocess.md).
+add_test(NAME app_share
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/apps/share.sh
+          $<TARGET_FILE:ernic_check>)
+set_tests_properties(app_share PROPERTIES FIXTURES_REQUIRED ernicdevs
+  ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
+  TIMEOUT 300)

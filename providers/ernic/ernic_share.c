@@ -54,6 +54,13 @@ int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 		return ret;
 	}
 	dev->ds_slot = (uint32_t)slot;
+	/* A software device's model shares its wire with the models of the
+	 * device's other processes through the same file (model_wire.c). */
+	if (dev->conf.backend == ERNIC_BACKEND_SW) {
+		snprintf(dev->conf.share_state, sizeof(dev->conf.share_state),
+			 "%s", path);
+		dev->conf.share_slot = dev->ds_slot;
+	}
 	return 0;
 }
 

@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# One software device, many processes (docs/multiprocess.md), on the
+# fixture's ernict0 (127.0.0.2) and ernict1 (127.0.0.3):
+#   1. four unmodified ib_write_bw pairs at once: every one completes,
+#      and during the run `ernicctl show` lists four processes per device,
+#      each with a QP of its own;
+#   2. the byte-exact checker in three process pairs at once, one client
+#      SIGKILLed mid-transfer: the other two pairs PASS, and the dead
+#      process's QPs and MRs are reclaimed.
+#   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
+need_root "the devices' /dev/infiniband nodes are made with mknod, and eBPF"
+need_cmds ib_write_bw ss pgrep timeout
+CHECK=${1:?usage: share.sh ERNIC_CHECK}
+: "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
+define_host a ernict0 127.0.0.2
+define_host b ernict1 127.0.0.3
+
+field() { # DEV WORD
+	"$ERNICCTL" show "$1" | awk -v w="$2" '$1 == w { print $2 }'
+}
+
+indent() {
+	sed 's/^/    /'
+}
+
+wait_listen() { # PORT PID
+	local i
+	for ((i = 0; i < LISTEN_TIMEOUT * 10; i++)); do
+		listening a "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# 1. four ib_write_bw pairs
+N=4
+spids=() cpids=() ports=()
+for ((k = 0; k < N; k++)); do
+	pick_port a
+	ports+=("$PORT")
+	timeout 120 ib_write_bw -d ernict0 -x 0 -D 4 -p "$PORT" \
+		>"$WORK/bw$k.srv" 2>&1 &
+	spids+=($!)
+	BG_PIDS+=($!)
+	wait_listen "$PORT" "${spids[k]}" ||
+		{ show_output "server $k" "$WORK/bw$k.srv"; fail "ib_write_bw server $k did not listen"; }
+done
+for ((k = 0; k < N; k++)); do
+	timeout 120 ib_write_bw -d ernict1 -x 0 -D 4 -p "${ports[k]}" 127.0.0.2 \
+		>"$WORK/bw$k.cli" 2>&1 &
+	cpids+=($!)
+	BG_PIDS+=($!)
+done
+for ((i = 0; i < 50; i++)); do
+	[ "$(field ernict0 qps)" = "$N" ] && [ "$(field ernict1 qps)" = "$N" ] && break
+	sleep 0.1
+done
+show=$("$ERNICCTL" show ernict0)
+echo "four ib_write_bw pairs running, ernicctl show ernict0:"
+indent <<<"$show"
+if ! grep -qx "processes $N" <<<"$show" || ! grep -qx "qps $N" <<<"$show"; then
+	case_failed "four ib_write_bw" "ernict0 does not show $N processes with a QP each"
+fi
+# perftest_ok FILE RC: the run went through. perftest times its report
+# with the CPU's cycle counter, which it first calibrates against the
+# clock; with eight busy-polling programs on two CPUs that calibration
+# can fail ("Correlation coefficient r^2 ... Can't produce a report")
+# after all the traffic went through. That alone is not the device's
+# failure; any error of the transfer itself is.
+perftest_ok() {
+	[ "$2" = 0 ] && return 0
+	grep -q "Can't produce a report" "$1" &&
+		grep -q 'BW average' "$1" &&
+		! grep -qiE 'error|couldn.t|failed|unable' "$1"
+}
+
+total=0 reports=0
+for ((k = 0; k < N; k++)); do
+	rc=0 src=0
+	wait "${cpids[k]}" || rc=$?
+	wait "${spids[k]}" || src=$?
+	line=$(awk '$1 == 65536 { print; exit }' "$WORK/bw$k.cli")
+	if perftest_ok "$WORK/bw$k.cli" "$rc" &&
+		perftest_ok "$WORK/bw$k.srv" "$src" && [ -z "$line" ]; then
+		echo "ok: ib_write_bw pair $k: done; perftest could not calibrate its clock for the report (exit $rc/$src)"
+		continue
+	fi
+	if [ "$rc" != 0 ] || [ "$src" != 0 ] || [ -z "$line" ]; then
+		show_output "server $k" "$WORK/bw$k.srv"
+		show_output "client $k" "$WORK/bw$k.cli"
+		case_failed "four ib_write_bw" "pair $k: client $(describe_rc "$rc"), server $(describe_rc "$src")"
+		continue
+	fi
+	echo "ok: ib_write_bw pair $k: $line"
+	reports=$((reports + 1))
+	total=$(awk -v t="$total" -v l="$line" 'BEGIN { split(l, f); print t + f[4] }')
+done
+[ "$reports" -gt 0 ] ||
+	case_failed "four ib_write_bw" "no pair could report its bandwidth"
+echo "four ib_write_bw pairs at once: $total MB/s in all from $reports reports (bench/share.sh measures)"
+
+# 2. the checker in three process pairs, one client killed
+spids=() cpids=() ports=()
+for ((k = 0; k < 3; k++)); do
+	pick_port a
+	ports+=("$PORT")
+	timeout 120 stdbuf -oL "$CHECK" -d ernict0 -p "$PORT" >"$WORK/chk$k.srv" 2>&1 &
+	spids+=($!)
+	BG_PIDS+=($!)
+	wait_listen "$PORT" "${spids[k]}" ||
+		{ show_output "checker server $k" "$WORK/chk$k.srv"; fail "ernic_check server $k did not listen"; }
+done
+for ((k = 0; k < 3; k++)); do
+	timeout 120 stdbuf -oL "$CHECK" -d ernict1 -p "${ports[k]}" -q 2 -T 4 \
+		--qp-timeout 12 127.0.0.2 >"$WORK/chk$k.cli" 2>&1 &
+	cpids+=($!)
+	BG_PIDS+=($!)
+done
+sleep 1.5
+victim=$(pgrep -P "${cpids[1]}" -f ernic_check || pgrep -P "${cpids[1]}")
+[ -n "$victim" ] || fail "no ernic_check under ${cpids[1]}"
+kill -9 "$victim"
+# SIGKILL is delivered when the victim next runs: wait until it has
+for ((i = 0; i < 50; i++)); do
+	[ "$(awk '{ print $3 }' "/proc/$victim/stat" 2>/dev/null)" = Z ] && break
+	[ -e "/proc/$victim" ] || break
+	sleep 0.1
+done
+show=$("$ERNICCTL" show ernict1)
+echo "checker client 1 killed, ernicctl show ernict1:"
+indent <<<"$show"
+if ! grep -qx 'processes 2' <<<"$show" || ! grep -qx 'qps 4' <<<"$show" ||
+	! grep -q '(now 1)$' <<<"$show"; then
+	case_failed "checker, one killed" "ernict1 does not show the 2 live clients' 4 QPs with the dead one reaped"
+fi
+for k in 0 2; do
+	rc=0 src=0
+	wait "${cpids[k]}" || rc=$?
+	wait "${spids[k]}" || src=$?
+	if [ "$rc" != 0 ] || [ "$src" != 0 ] ||
+		! grep -q '^ernic_check: PASS' "$WORK/chk$k.cli"; then
+		show_output "checker server $k" "$WORK/chk$k.srv"
+		show_output "checker client $k" "$WORK/chk$k.cli"
+		case_failed "checker, one killed" "pair $k: client $(describe_rc "$rc"), server $(describe_rc "$src")"
+		continue
+	fi
+	echo "ok: checker pair $k beside a killed one: $(grep '^ernic_check: PASS' "$WORK/chk$k.cli")"
+done
+wait "${cpids[1]}" 2>/dev/null || true
+wait "${spids[1]}" 2>/dev/null || true
+finish
