@@ -142,6 +142,20 @@ fail:
 	return e;
 }
 
+int ernic_ds_open_private(struct ernic_ds_handle *h)
+{
+	struct ernic_ds *ds = mmap(NULL, sizeof(*ds), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	h->fd = -1;
+	h->ds = NULL;
+	if (ds == MAP_FAILED)
+		return errno;
+	init(ds);
+	h->ds = ds;
+	return 0;
+}
+
 void ernic_ds_close(struct ernic_ds_handle *h)
 {
 	if (h->ds)

@@ -62,6 +62,9 @@ typedef void (*ernic_ds_dead_fn)(void *arg, struct ernic_ds *ds,
 /* Open (making it if needed) and map the state file at path. */
 int ernic_ds_open(struct ernic_ds_handle *h, const char *path, char *err,
 		  size_t errlen);
+/* The same state in this process's memory only: for a process that may
+ * not write the device's file, which then uses the device alone. */
+int ernic_ds_open_private(struct ernic_ds_handle *h);
 void ernic_ds_close(struct ernic_ds_handle *h);
 
 /* Take the lock. When its last holder died holding it, that process's

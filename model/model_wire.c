@@ -251,8 +251,9 @@ static int share_socket(struct model_wire *w, const struct ernic_conf *conf,
 		ernic_steer_close(&w->st);
 		close(fd);
 		fd = -1;
-		/* no eBPF for us and nobody to share with: alone */
-		if ((ret == EPERM || ret == EACCES) && !ds->steer_members)
+		/* no eBPF for us (rights, kernel) and nobody to share
+		 * with: alone, as an unshared device */
+		if (!ds->steer_members)
 			fd = udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
 		else
 			errno = ret;

@@ -355,6 +355,27 @@ static void test_foreign_file(void **state)
 	unlink(path);
 }
 
+/* Private state: the same tables in this process only. */
+static void test_private(void **state)
+{
+	struct ernic_ds_handle h;
+	uint8_t gen;
+	int s;
+
+	(void)state;
+	assert_int_equal(ernic_ds_open_private(&h), 0);
+	assert_int_equal(h.fd, -1);
+	assert_int_equal(ernic_ds_lock(&h, NULL, NULL), 0);
+	s = ernic_ds_attach(h.ds, getpid());
+	assert_int_equal(s, 0);
+	assert_int_equal(ernic_ds_qp_alloc(h.ds, (uint32_t)s, 2, 255), 2);
+	assert_true(ernic_ds_pdt_alloc(h.ds, (uint32_t)s, &gen) >= 0);
+	assert_int_not_equal(gen, 0);
+	ernic_ds_unlock(&h);
+	ernic_ds_close(&h);
+	assert_null(h.ds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +391,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_foreign_file, setup,
 						teardown),
+		cmocka_unit_test(test_private),
 	};
 
 	return cmocka_run_group_tests_name("devstate", tests, NULL, NULL);

@@ -32,6 +32,18 @@ int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 		 slash ? (int)(slash - dev->conf_path) : 1,
 		 slash ? dev->conf_path : ".", STATE_FILE);
 	ret = ernic_ds_open(&dev->ds, path, err, errlen);
+	/* A user who may use the device but not write its directory (made
+	 * by root) uses it alone, as before devices were shared. */
+	if (ret == EACCES || ret == EPERM || ret == EROFS) {
+		if (ernic_log_level >= ERNIC_LOG_DEBUG)
+			ernic_log("%s: %s: using the device alone",
+				  dev->vdev.device.name, err);
+		ret = ernic_ds_open_private(&dev->ds);
+		path[0] = '\0';
+		if (ret)
+			snprintf(err, errlen, "private state: %s",
+				 strerror(ret));
+	}
 	if (ret)
 		return ret;
 	ret = ernic_ds_lock(&dev->ds, NULL, NULL);
@@ -56,7 +68,7 @@ int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 	dev->ds_slot = (uint32_t)slot;
 	/* A software device's model shares its wire with the models of the
 	 * device's other processes through the same file (model_wire.c). */
-	if (dev->conf.backend == ERNIC_BACKEND_SW) {
+	if (dev->conf.backend == ERNIC_BACKEND_SW && path[0]) {
 		snprintf(dev->conf.share_state, sizeof(dev->conf.share_state),
 			 "%s", path);
 		dev->conf.share_slot = dev->ds_slot;

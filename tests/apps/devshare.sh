@@ -8,12 +8,13 @@
 #     its QP and MR;
 #   - the server SIGKILLed mid-transfer: its process, QP and MR are gone
 #     at once ("reaped"), the client fails as with a dead host and is
-#     gone too, and the devices serve the next pair from QP 2 again.
+#     gone too, and the devices serve the next pair from QP 2 again;
+#   - a user who cannot write the overlay uses each device alone.
 #   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
-need_cmds ib_write_bw ibv_rc_pingpong ss pgrep
+need_cmds ib_write_bw ibv_rc_pingpong ss pgrep setpriv
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
 
 # field DEV WORD: N of the line "WORD N" of `ernicctl show DEV`
@@ -103,7 +104,35 @@ kill_case() {
 	echo "ok: $label"
 }
 
+# A user who may use the devices but not write the overlay (root's):
+# each process uses its device alone, as before devices were shared, and
+# says why at VERBS_LOG_LEVEL 4.
+nobody_case() {
+	local nb=(setpriv --reuid=65534 --regid=65534 --clear-groups) spid rc=0
+	pick_port server
+	"${nb[@]}" env VERBS_LOG_LEVEL=4 timeout 60 ibv_rc_pingpong -d ernict0 \
+		-g 0 -p "$PORT" >"$WORK/nobody.srv" 2>&1 &
+	spid=$!
+	BG_PIDS+=("$spid")
+	for ((i = 0; i < 100; i++)); do
+		[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
+		sleep 0.1
+	done
+	"${nb[@]}" timeout 60 ibv_rc_pingpong -d ernict1 -g 0 -p "$PORT" \
+		127.0.0.2 >"$WORK/nobody.cli" 2>&1 || rc=$?
+	wait "$spid" || rc=$((rc ? rc : $?))
+	if [ "$rc" != 0 ] || ! grep -q 'using the device alone' "$WORK/nobody.srv"; then
+		show_output "server (nobody)" "$WORK/nobody.srv"
+		show_output "client (nobody)" "$WORK/nobody.cli"
+		case_failed "nobody" "ibv_rc_pingpong as an unprivileged user: $(describe_rc "$rc")"
+		return
+	fi
+	echo "ok: as nobody, alone: $(grep 'using the device alone' "$WORK/nobody.srv")"
+	echo "    $(grep 'bytes in' "$WORK/nobody.cli")"
+}
+
 define_host server ernict0 127.0.0.2
 kill_case sw ernict0 127.0.0.2 ernict1
 kill_case vfpga ernicu0 127.0.0.52 ernicu1
+nobody_case
 finish
