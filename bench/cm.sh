@@ -20,20 +20,9 @@
 #   BENCH_CYCLES (default 500)  BENCH_KINDS (default "sw sim-uio")
 # Devices: ernicz0/ernicz1 on 127.0.0.78/.79 (sw), ernicz2/ernicz3 on
 # 127.0.0.86/.87 (sim-uio).
-set -euo pipefail
-cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench: run as root: ernicctl creates /dev/infiniband nodes" >&2
-	exit 1
-fi
-build=${BUILD_DIR:-build}
-if [ ! -x "$build/bin/ernicctl" ] || [ ! -x "$build/bin/rdmacm_cycles" ]; then
-	scripts/build.sh >/dev/null
-fi
-ERNICCTL=$(readlink -f "$build/bin/ernicctl")
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" rdmacm_cycles # stop_pid, at_exit
 CYCLES=$(readlink -f "$build/bin/rdmacm_cycles")
-# shellcheck source=SCRIPTDIR/../tests/apps/lib.sh
-source tests/apps/lib.sh # stop_pid, at_exit, cleanup
 need_cmds cmtime
 conns=${BENCH_CONNS:-100 200} cycles=${BENCH_CYCLES:-500}
 kinds=${BENCH_KINDS:-sw sim-uio}

@@ -7,17 +7,8 @@
 # Root (device nodes). Uses build/ (BUILD_DIR=...), building it if need be.
 #   BENCH_WIRE=udp|frame (default udp)  BENCH_BW_ITERS (default 5000)
 #   BENCH_LAT_ITERS (default 2000)  BENCH_MTU (default: the port's)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench: run as root: ernicctl creates /dev/infiniband nodes" >&2
-	exit 1
-fi
-build=${BUILD_DIR:-build}
-[ -x "$build/bin/ernicctl" ] || scripts/build.sh >/dev/null
-ERNICCTL=$(readlink -f "$build/bin/ernicctl")
-# shellcheck source=SCRIPTDIR/../tests/apps/lib.sh
-source tests/apps/lib.sh # run_pair: server, client, timeouts, cleanup
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" # run_pair: server, client, timeouts
 need_cmds ib_write_bw ib_send_bw ib_read_bw ib_write_lat ss
 wire=${BENCH_WIRE:-udp} bw_iters=${BENCH_BW_ITERS:-5000}
 lat_iters=${BENCH_LAT_ITERS:-2000}

@@ -7,17 +7,8 @@
 # (waiting, each with a QP). Numbers, not a verdict. Root. Uses build/
 # (BUILD_DIR=...).
 #   BENCH_SECONDS (per bandwidth run, default 5)  BENCH_LAT_ITERS (5000)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-if [ "$(id -u)" != 0 ]; then
-	echo "bench: run as root: ernicctl creates /dev/infiniband nodes" >&2
-	exit 1
-fi
-build=${BUILD_DIR:-build}
-[ -x "$build/bin/ernicctl" ] || scripts/build.sh >/dev/null
-ERNICCTL=$(readlink -f "$build/bin/ernicctl")
-# shellcheck source=SCRIPTDIR/../tests/apps/lib.sh
-source tests/apps/lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh"
 need_cmds ib_write_bw ib_write_lat ibv_rc_pingpong ss
 secs=${BENCH_SECONDS:-5} lat_iters=${BENCH_LAT_ITERS:-5000}
 

@@ -50,10 +50,7 @@ kill_case() {
 		>"$WORK/$label.srv" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
-	for ((i = 0; i < 100; i++)); do
-		[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
-		sleep 0.1
-	done
+	wait_listening server "$PORT" "$spid" || true
 	timeout 90 ib_write_bw -d "$b" -x 0 -D 30 -p "$PORT" "$ip" \
 		>"$WORK/$label.cli" 2>&1 &
 	cpid=$!
@@ -114,10 +111,7 @@ nobody_case() {
 		-g 0 -p "$PORT" >"$WORK/nobody.srv" 2>&1 &
 	spid=$!
 	BG_PIDS+=("$spid")
-	for ((i = 0; i < 100; i++)); do
-		[ -n "$(ss -Hltn "sport = :$PORT")" ] && break
-		sleep 0.1
-	done
+	wait_listening server "$PORT" "$spid" || true
 	"${nb[@]}" timeout 60 ibv_rc_pingpong -d ernict1 -g 0 -p "$PORT" \
 		127.0.0.2 >"$WORK/nobody.cli" 2>&1 || rc=$?
 	wait "$spid" || rc=$((rc ? rc : $?))

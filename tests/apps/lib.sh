@@ -131,6 +131,18 @@ pick_port() { # HOST
 	NEXT_PORT=$((NEXT_PORT + 1))
 }
 
+# wait_listening HOST PORT PID: until server PID listens on PORT on HOST;
+# false when it exits first or LISTEN_TIMEOUT passes.
+wait_listening() {
+	local i
+	for ((i = 0; i < LISTEN_TIMEOUT * 10; i++)); do
+		listening "$1" "$2" && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # show_output LABEL FILE: a program's output, indented, for a failure.
 show_output() {
 	echo "---- $1 ($2) ----" >&2

@@ -26,16 +26,6 @@ indent() {
 	sed 's/^/    /'
 }
 
-wait_listen() { # PORT PID
-	local i
-	for ((i = 0; i < LISTEN_TIMEOUT * 10; i++)); do
-		listening a "$1" && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
 # 1. four ib_write_bw pairs
 N=4
 spids=() cpids=() ports=()
@@ -46,7 +36,7 @@ for ((k = 0; k < N; k++)); do
 		>"$WORK/bw$k.srv" 2>&1 &
 	spids+=($!)
 	BG_PIDS+=($!)
-	wait_listen "$PORT" "${spids[k]}" ||
+	wait_listening a "$PORT" "${spids[k]}" ||
 		{ show_output "server $k" "$WORK/bw$k.srv"; fail "ib_write_bw server $k did not listen"; }
 done
 for ((k = 0; k < N; k++)); do
@@ -111,7 +101,7 @@ for ((k = 0; k < 3; k++)); do
 	timeout 120 stdbuf -oL "$CHECK" -d ernict0 -p "$PORT" >"$WORK/chk$k.srv" 2>&1 &
 	spids+=($!)
 	BG_PIDS+=($!)
-	wait_listen "$PORT" "${spids[k]}" ||
+	wait_listening a "$PORT" "${spids[k]}" ||
 		{ show_output "checker server $k" "$WORK/chk$k.srv"; fail "ernic_check server $k did not listen"; }
 done
 for ((k = 0; k < 3; k++)); do
