@@ -7,12 +7,15 @@
 #      each with a QP of its own;
 #   2. the byte-exact checker in three process pairs at once, one client
 #      SIGKILLed mid-transfer: the other two pairs PASS, and the dead
-#      process's QPs and MRs are reclaimed.
+#      process's QPs and MRs are reclaimed;
+#   3. 200 processes opening and closing ernict0, 10 at a time
+#      (ibv_devinfo -v): every one succeeds, and the device is left with
+#      nobody on it and nothing to reclaim.
 #   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod, and eBPF"
-need_cmds ib_write_bw ss pgrep timeout
+need_cmds ib_write_bw ibv_devinfo ss pgrep timeout
 CHECK=${1:?usage: share.sh ERNIC_CHECK}
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
 define_host a ernict0 127.0.0.2
@@ -142,4 +145,31 @@ for k in 0 2; do
 done
 wait "${cpids[1]}" 2>/dev/null || true
 wait "${spids[1]}" 2>/dev/null || true
+
+# 3. 200 openers, 10 at a time
+before=$("$ERNICCTL" show ernict0 | awk '$1 == "reaped" { print $2 }')
+bad=0
+for ((r = 0; r < 20; r++)); do
+	pids=()
+	for ((k = 0; k < 10; k++)); do
+		timeout 60 ibv_devinfo -v -d ernict0 >"$WORK/open$k.out" 2>&1 &
+		pids+=($!)
+	done
+	for ((k = 0; k < 10; k++)); do
+		if ! wait "${pids[k]}" ||
+			! grep -q 'hca_id:.*ernict0' "$WORK/open$k.out"; then
+			bad=$((bad + 1))
+			show_output "opener $((r * 10 + k))" "$WORK/open$k.out"
+		fi
+	done
+done
+show=$("$ERNICCTL" show ernict0)
+after=$(awk '$1 == "reaped" { print $2 }' <<<"$show")
+if [ "$bad" != 0 ]; then
+	case_failed "200 openers" "$bad of 200 ibv_devinfo runs failed"
+elif ! grep -qx 'processes 0' <<<"$show" || [ "$after" != "$before" ]; then
+	case_failed "200 openers" "ernict0 not left clean: $(tr '\n' ';' <<<"$show")"
+else
+	echo "ok: 200 processes opened and closed ernict0, 10 at a time; nothing left, nothing reaped"
+fi
 finish
