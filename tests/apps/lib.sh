@@ -319,19 +319,19 @@ pingpong_case() {
 # counted every message and exited cleanly. All data arrived; only an
 # ACK was lost once nobody was left to repeat it.
 pingpong_end_race() { # ITERS BYTES
-	local done failed
+	local ok_out bad_out
 	[ "${LOSS_END_RACE:-0}" = 1 ] || return 1
 	if [ "$PAIR_SRC" = 0 ] && [ "$PAIR_CRC" = 1 ]; then
-		done=$PAIR_SERVER_OUT failed=$PAIR_CLIENT_OUT
+		ok_out=$PAIR_SERVER_OUT bad_out=$PAIR_CLIENT_OUT
 	elif [ "$PAIR_CRC" = 0 ] && [ "$PAIR_SRC" = 1 ]; then
-		done=$PAIR_CLIENT_OUT failed=$PAIR_SERVER_OUT
+		ok_out=$PAIR_CLIENT_OUT bad_out=$PAIR_SERVER_OUT
 	else
 		return 1
 	fi
-	grep -Eq "^$1 iters in [0-9.]+ seconds" "$done" &&
-		grep -Eq "^$2 bytes in [0-9.]+ seconds" "$done" &&
-		! grep -q 'invalid data' "$done" "$failed" &&
-		grep -Eq '^Failed status transport retry counter exceeded \(12\) for wr_id 2$' "$failed"
+	grep -Eq "^$1 iters in [0-9.]+ seconds" "$ok_out" &&
+		grep -Eq "^$2 bytes in [0-9.]+ seconds" "$ok_out" &&
+		! grep -q 'invalid data' "$ok_out" "$bad_out" &&
+		grep -Eq '^Failed status transport retry counter exceeded \(12\) for wr_id 2$' "$bad_out"
 }
 
 # pingpong_matrix LABEL SRV CLI MTU: sizes 1, 16 (inline: max_inline_data
