@@ -22,6 +22,8 @@
 
 #include "ernic_hw.h"
 
+/* Its name, in the device's directory beside ernic.conf. */
+#define ERNIC_DS_FILE "ernic.state"
 #define ERNIC_DS_PROCS 128u		/* processes on one device at once */
 #define ERNIC_DS_QPS (ERNIC_C_NUM_QP_MAX + 1)
 #define ERNIC_DS_NONE 0xFFu		/* owner of nothing */

@@ -225,7 +225,7 @@ static int share_socket(struct model_wire *w, const struct ernic_conf *conf,
 		return -1;
 	}
 	ds = h.ds;
-	ernic_ds_reap(ds, NULL, NULL);
+	/* (The provider reaped the dead at attach, just before.) */
 	fd = udp_socket(w, ROCE_UDP_PORT, true, err, errlen);
 	if (fd < 0)
 		goto out;

@@ -36,7 +36,7 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 		return ENOENT;
 	}
 	snprintf(path, sizeof(path), "%s/" OVERLAY_SYSFS
-		 "/class/infiniband/%s/device/ernic.state", rundir, name);
+		 "/class/infiniband/%s/device/" ERNIC_DS_FILE, rundir, name);
 	if (stat(path, &st)) {
 		/* nobody has opened it yet */
 		printf("processes 0\nqps 0\nmrs 0\nreaped 0 (now 0)\n");

@@ -19,18 +19,16 @@
 
 #include "ernic.h"
 
-#define STATE_FILE "ernic.state"
-
 int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 {
-	char path[sizeof(dev->conf_path) + sizeof(STATE_FILE)];
+	char path[sizeof(dev->conf_path) + sizeof(ERNIC_DS_FILE)];
 	const char *slash = strrchr(dev->conf_path, '/');
 	int ret, slot;
 
 	/* beside ernic.conf, in the device's directory of the overlay */
 	snprintf(path, sizeof(path), "%.*s/%s",
 		 slash ? (int)(slash - dev->conf_path) : 1,
-		 slash ? dev->conf_path : ".", STATE_FILE);
+		 slash ? dev->conf_path : ".", ERNIC_DS_FILE);
 	ret = ernic_ds_open(&dev->ds, path, err, errlen);
 	/* A user who may use the device but not write its directory (made
 	 * by root) uses it alone, as before devices were shared. */
