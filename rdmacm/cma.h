@@ -171,6 +171,8 @@ int cma_sync_wait(struct cma_id *id, enum rdma_cm_event_type expect);
  * application has acknowledged the ones it took. */
 void cma_drop_events(struct cma_id *id);
 void cma_drop_events_from(struct cma_channel *c, struct cma_id *id);
+void cma_move_events(struct cma_channel *from, struct cma_channel *to,
+		     struct cma_id *id);
 void cma_wait_acked(struct cma_id *id);
 
 /* cma_conn.c */

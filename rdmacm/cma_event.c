@@ -325,3 +325,63 @@ CMA_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
 		return event_names[event];
 	return "UNKNOWN EVENT";
 }
+
+/*
+ * rdma_migrate_id(): the events queued for id (those it owns: a
+ * listener's connection requests too) leave FROM for TO, in their order
+ * and behind what TO holds, as the kernel's channel moves them. The
+ * caller holds the device lock, so nothing new is queued for id
+ * meanwhile; one channel's lock at a time, so two migrations the other
+ * way round cannot deadlock.
+ */
+void cma_move_events(struct cma_channel *from, struct cma_channel *to,
+		     struct cma_id *id)
+{
+	struct cma_event *e, **p, *moved = NULL, **mtail = &moved;
+	char one = 1;
+
+	if (!from || !to || from == to)
+		return;
+	pthread_mutex_lock(&from->lock);
+	for (p = &from->head; *p;) {
+		e = *p;
+		if (e->owner != id) {
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		e->next = NULL;
+		*mtail = e;
+		mtail = &e->next;
+		if (recv(from->ch.fd, &one, 1, MSG_DONTWAIT) != 1) {
+			/* A reader took the byte and waits for the lock:
+			 * it will find no event and say ENODATA. */
+		}
+	}
+	from->tail = NULL;
+	for (struct cma_event *q = from->head; q; q = q->next)
+		from->tail = q;
+	pthread_mutex_unlock(&from->lock);
+
+	while (moved) {
+		e = moved;
+		moved = e->next;
+		e->next = NULL;
+		pthread_mutex_lock(&to->lock);
+		if (send(to->wfd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL) != 1) {
+			/* TO's buffer is full of events nobody reads. */
+			pthread_mutex_unlock(&to->lock);
+			pthread_mutex_lock(&ack_lock);
+			e->owner->events_pending--;
+			pthread_mutex_unlock(&ack_lock);
+			free(e);
+			continue;
+		}
+		if (to->tail)
+			to->tail->next = e;
+		else
+			to->head = e;
+		to->tail = e;
+		pthread_mutex_unlock(&to->lock);
+	}
+}

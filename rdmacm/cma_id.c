@@ -583,9 +583,9 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cmid,
 			return -1;
 		sync = true;
 	}
-	/* Events queued already stay in the old channel, unless that was
-	 * the id's own (synchronous) one, which goes: emptied outside the
-	 * device lock (dropping a connection request destroys its id). */
+	/* Events queued already go with the id, as the kernel's do. An
+	 * id made without a channel had its own: it goes, after its current
+	 * (synchronous) event is acknowledged. */
 	struct cma_channel *old = id->chan;
 	bool old_sync = id->sync;
 
@@ -594,6 +594,7 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cmid,
 	id->id.channel = channel;
 	id->chan = cma_channel_of(channel);
 	id->sync = sync;
+	cma_move_events(old, id->chan, id);
 	if (id->dev)
 		pthread_mutex_unlock(&id->dev->lock);
 	if (old_sync) {
@@ -601,7 +602,6 @@ CMA_EXPORT int rdma_migrate_id(struct rdma_cm_id *cmid,
 			rdma_ack_cm_event(id->id.event);
 			id->id.event = NULL;
 		}
-		cma_drop_events_from(old, id);
 		rdma_destroy_event_channel(&old->ch);
 	}
 	return 0;

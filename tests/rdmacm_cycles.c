@@ -8,7 +8,9 @@
  * each way with its bytes checked, both sides disconnect (who goes first
  * alternates), both see DISCONNECTED, and QPs, MRs and ids are destroyed.
  * Every event is acknowledged. All events come through one channel whose
- * fd is O_NONBLOCK and polled: a drained channel must say EAGAIN.
+ * fd is O_NONBLOCK and polled: a drained channel must say EAGAIN; every
+ * fourth cycle the client's DISCONNECTED waits on a second channel and
+ * must follow the id back when rdma_migrate_id() moves it.
  *
  * Leak checks: after the warm-up cycles and at the end, once the CM's
  * timewaits are over (-W), the process's open fds, threads and memory
@@ -99,12 +101,13 @@ struct cycle_times {
 struct run {
 	struct opts o;
 	struct rdma_event_channel *ch;
+	struct rdma_event_channel *side_ch;	/* migrate_out() */
 	struct rdma_cm_id *listen;
 	struct side cli, srv;
 	struct ibv_context *ctx[2];	/* the server's and the client's device */
 	unsigned int seen;		/* EV_* of this cycle */
 	uint64_t t_cli_est;
-	unsigned long events, eagains;
+	unsigned long events, eagains, migrations;
 	uint32_t qpn_min, qpn_max;
 };
 
@@ -438,6 +441,42 @@ static void destroy_side(struct run *r, struct side *s, bool server)
 	s->qpn = 0;
 }
 
+/*
+ * Every fourth cycle, rdma_migrate_id() with an event queued, as
+ * ucmatose -m may meet it: the client's id goes to a second channel
+ * before the server disconnects; once its DISCONNECTED waits there,
+ * unread, the id comes back. The event must come with it (the kernel's
+ * channel moves an id's events) and leave nothing behind. The second
+ * channel lives as long as the run: a destroyed channel's fds outlive it
+ * for a while (rdma_destroy_event_channel), which the leak check would
+ * count.
+ */
+static void migrate_out(struct run *r)
+{
+	step(r, "client: rdma_migrate_id to the second channel");
+	if (rdma_migrate_id(r->cli.id, r->side_ch))
+		die("%s: %s", cur_step, strerror(errno));
+	if (r->cli.id->channel != r->side_ch)
+		die("rdma_migrate_id left the id's channel as it was");
+}
+
+static void migrate_back(struct run *r)
+{
+	struct pollfd p = { .fd = r->side_ch->fd, .events = POLLIN };
+	int queued = -1;
+
+	step(r, "client: waiting for DISCONNECTED on its own channel");
+	if (poll(&p, 1, (int)r->o.timeout_s * 1000) != 1)
+		die("%s: nothing after %u s", cur_step, r->o.timeout_s);
+	step(r, "client: rdma_migrate_id back, an event queued");
+	if (rdma_migrate_id(r->cli.id, r->ch))
+		die("%s: %s", cur_step, strerror(errno));
+	if (ioctl(r->side_ch->fd, FIONREAD, &queued) || queued)
+		die("the channel left holds %d bytes after rdma_migrate_id",
+		    queued);
+	r->migrations++;
+}
+
 static void cycle(struct run *r, unsigned int n, struct cycle_times *t)
 {
 	struct rdma_conn_param p;
@@ -497,6 +536,8 @@ static void cycle(struct run *r, unsigned int n, struct cycle_times *t)
 		IBV_WC_SEND, &wc);
 
 	/* Both disconnect; in odd cycles the server goes first. */
+	if (n % 4 == 1)
+		migrate_out(r);
 	for (int k = 0; k < 2; k++) {
 		bool server = (k == 0) == (n % 2 == 1);
 
@@ -504,6 +545,8 @@ static void cycle(struct run *r, unsigned int n, struct cycle_times *t)
 				 "client: rdma_disconnect");
 		if (rdma_disconnect(server ? r->srv.id : r->cli.id))
 			die("%s: %s", cur_step, strerror(errno));
+		if (k == 0 && n % 4 == 1)
+			migrate_back(r);
 	}
 	step(r, "waiting for both DISCONNECTED");
 	pump(r, EV_CLI_DISC | EV_SRV_DISC);
@@ -681,7 +724,8 @@ int main(int argc, char **argv)
 
 	step(&r, "listening");
 	r.ch = rdma_create_event_channel();
-	if (!r.ch)
+	r.side_ch = rdma_create_event_channel();
+	if (!r.ch || !r.side_ch)
 		die("rdma_create_event_channel: %s", strerror(errno));
 	if (fcntl(r.ch->fd, F_SETFL, fcntl(r.ch->fd, F_GETFL) | O_NONBLOCK))
 		die("O_NONBLOCK on the channel: %s", strerror(errno));
@@ -711,9 +755,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	printf("rdmacm_cycles: %.1f connections/s (the cycles took %.3f s, the longest %.1f ms); "
-	       "%lu events, %lu EAGAINs; QP numbers %u..%u\n",
+	       "%lu events, %lu EAGAINs, %lu migrations with an event queued; QP numbers %u..%u\n",
 	       r.o.cycles / ((double)sum / 1e9), (double)sum / 1e9,
-	       (double)worst / 1e6, r.events, r.eagains, r.qpn_min, r.qpn_max);
+	       (double)worst / 1e6, r.events, r.eagains, r.migrations,
+	       r.qpn_min, r.qpn_max);
 
 	snapshot(&r, "end", &s1);
 	growth = (long)s1.heap - (long)s0.heap;
@@ -729,6 +774,7 @@ int main(int argc, char **argv)
 	step(&r, "teardown");
 	if (rdma_destroy_id(r.listen))
 		die("rdma_destroy_id (the listener): %s", strerror(errno));
+	rdma_destroy_event_channel(r.side_ch);
 	rdma_destroy_event_channel(r.ch);
 	alarm(0);
 	munmap(r.cli.buf, 8192);
