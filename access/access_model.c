@@ -233,6 +233,12 @@ static int ma_irq_enable(struct ernic_access *acc)
 	return 0;
 }
 
+static int ma_mad_steer(struct ernic_access *acc, uint64_t service_id,
+			bool claim)
+{
+	return ernic_model_mad_steer(to_model(acc), service_id, claim);
+}
+
 static void ma_close(struct ernic_access *acc)
 {
 	if (!acc)
@@ -258,6 +264,7 @@ static const struct ernic_access_ops model_ops = {
 	.wait_irq = ma_wait_irq,
 	.irq_fd = ma_irq_fd,
 	.irq_enable = ma_irq_enable,
+	.mad_steer = ma_mad_steer,
 	.close = ma_close,
 };
 

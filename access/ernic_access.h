@@ -14,6 +14,7 @@
 #ifndef ERNIC_ACCESS_H
 #define ERNIC_ACCESS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,12 @@ struct ernic_access_ops {
 	 * between the CPU's caches and DDR in direction dir. */
 	void (*dma_sync)(struct ernic_access *acc, const void *va, size_t len,
 			 enum ernic_dma_dir dir);
+	/* A device shared by processes (docs/multiprocess.md): CM REQs for
+	 * service_id (host order) reach this process (claim) or not any
+	 * more. The caller holds the device's state-file lock. 0 or errno.
+	 * NULL when nothing steers MADs between processes. */
+	int (*mad_steer)(struct ernic_access *acc, uint64_t service_id,
+			 bool claim);
 	void (*close)(struct ernic_access *acc);
 };
 

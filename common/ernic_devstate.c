@@ -15,7 +15,7 @@
 #include "ernic_devstate.h"
 
 #define DS_MAGIC 0x534E5245u	/* "ERNS" */
-#define DS_VERSION 2u
+#define DS_VERSION 3u
 #define PD_MAX 0xFFFFFFu	/* PDPDNUM is 24 bits */
 
 uint64_t ernic_ds_start_time(pid_t pid)
@@ -237,12 +237,56 @@ void ernic_ds_detach(struct ernic_ds *ds, uint32_t slot)
 	for (uint32_t e = 0; e < ERNIC_PDT_ENTRIES; e++)
 		if (ds->pdt_owner[e] == slot)
 			ds->pdt_owner[e] = ERNIC_DS_NONE;
+	for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++)
+		if (ds->svc[k].refs && ds->svc[k].slot == slot)
+			ds->svc[k] = (struct ernic_ds_svc){ 0 };
 	if (ds->proc[slot].steered && ds->steer_members)
 		ds->steer_members--;
 	ds->proc[slot].steered = 0;
 	ds->proc[slot].pid = 0;
 	ds->proc[slot].start = 0;
 	ds->proc[slot].npd = ds->proc[slot].ncq = 0;
+}
+
+static struct ernic_ds_svc *svc_find(struct ernic_ds *ds, uint64_t id)
+{
+	for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++)
+		if (ds->svc[k].refs && ds->svc[k].id == id)
+			return &ds->svc[k];
+	return NULL;
+}
+
+int ernic_ds_svc_claim(struct ernic_ds *ds, uint32_t slot, uint64_t id)
+{
+	struct ernic_ds_svc *e = svc_find(ds, id);
+
+	if (e) {
+		if (e->slot != slot)
+			return EADDRINUSE;
+		e->refs++;
+		return 0;
+	}
+	for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++)
+		if (!ds->svc[k].refs) {
+			ds->svc[k] = (struct ernic_ds_svc){ .id = id,
+							    .refs = 1,
+							    .slot = slot };
+			return 0;
+		}
+	return ENOSPC;
+}
+
+int ernic_ds_svc_release(struct ernic_ds *ds, uint32_t slot, uint64_t id,
+			 bool *gone)
+{
+	struct ernic_ds_svc *e = svc_find(ds, id);
+
+	if (!e || e->slot != slot)
+		return ENOENT;
+	*gone = --e->refs == 0;
+	if (*gone)
+		*e = (struct ernic_ds_svc){ 0 };
+	return 0;
 }
 
 int ernic_ds_qp_alloc(struct ernic_ds *ds, uint32_t slot, uint32_t first,

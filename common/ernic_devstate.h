@@ -27,6 +27,7 @@
 #define ERNIC_DS_PROCS 128u		/* processes on one device at once */
 #define ERNIC_DS_QPS (ERNIC_C_NUM_QP_MAX + 1)
 #define ERNIC_DS_NONE 0xFFu		/* owner of nothing */
+#define ERNIC_DS_SERVICES 256u		/* CM service IDs listened to */
 
 struct ernic_ds_proc {
 	int32_t pid;			/* 0: free */
@@ -34,6 +35,18 @@ struct ernic_ds_proc {
 	uint64_t start;			/* /proc/PID/stat start time */
 	uint32_t npd, ncq;		/* counted against max_pd / max_cq */
 	uint32_t steered;		/* its socket joined the group */
+};
+
+/* The top 8 bits of every communication ID the CM of the process in
+ * slot chooses: MADs of its connections are steered back to it by them
+ * (model/wire_steer.h). 0 names no process. */
+#define ERNIC_DS_COMM_TAG(slot) ((uint32_t)(slot) + 1u)
+
+/* A CM service ID some process listens to: REQs for it go there. */
+struct ernic_ds_svc {
+	uint64_t id;
+	uint32_t refs;			/* 0: a free entry */
+	uint32_t slot;
 };
 
 struct ernic_ds {
@@ -46,8 +59,10 @@ struct ernic_ds {
 	uint32_t pdt_cursor;			/* round-robin search */
 	uint32_t pd_next;			/* PD numbers, device-wide */
 	uint32_t steer_socks, steer_owners;	/* wire_steer map ids */
+	uint32_t steer_services;
 	uint32_t steer_members;			/* processes with steered */
 	uint32_t reaped;			/* dead processes reclaimed */
+	struct ernic_ds_svc svc[ERNIC_DS_SERVICES];
 };
 
 struct ernic_ds_handle {
@@ -95,6 +110,13 @@ int ernic_ds_pdt_alloc(struct ernic_ds *ds, uint32_t slot, uint8_t *gen);
 void ernic_ds_pdt_free(struct ernic_ds *ds, uint32_t slot, uint32_t entry);
 /* The next PD number (1..2^24-1, wrapping). */
 uint32_t ernic_ds_pd_number(struct ernic_ds *ds);
+
+/* Slot listens for CM REQs to service id: 0, EADDRINUSE (another
+ * process does) or ENOSPC. Claims count: as many releases as claims. */
+int ernic_ds_svc_claim(struct ernic_ds *ds, uint32_t slot, uint64_t id);
+/* 0 (*gone: that was the last claim), or ENOENT: slot held none. */
+int ernic_ds_svc_release(struct ernic_ds *ds, uint32_t slot, uint64_t id,
+			 bool *gone);
 
 /* Whether the process of slot is alive: same pid, same start time. */
 bool ernic_ds_alive(const struct ernic_ds *ds, uint32_t slot);

@@ -72,6 +72,13 @@ enum roce_nak_code {
 #define IB_MGMT_BASE_VERSION 1u
 #define IB_MGMT_CLASS_CM 0x07u
 #define IB_CM_CLASS_VERSION 2u
+/* Annex A11, RDMA IP CM Service: an IP service's ID is 0x01 (bits
+ * 31..24), the IP protocol (bits 23..16: rdma_cm's port space) and the
+ * port (bits 15..0). */
+#define IB_IP_SID_PREFIX 0x01u
+#define IB_IP_SID_PROTO(sid) ((unsigned int)((sid) >> 16) & 0xFFu)
+#define IB_IP_SID_PORT(sid) ((unsigned int)(sid) & 0xFFFFu)
+#define IB_IP_SID_IS_IP(sid) (((sid) >> 24) == IB_IP_SID_PREFIX)
 enum ib_mad_method {
 	IB_MGMT_METHOD_GET = 0x01,
 	IB_MGMT_METHOD_SET = 0x02,

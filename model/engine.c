@@ -650,6 +650,13 @@ int ernic_model_start_manual(struct ernic_model *m,
 	return eng_start(m, conf, w, false, err, errlen);
 }
 
+int ernic_model_mad_steer(struct ernic_model *m, uint64_t service_id,
+			  bool claim)
+{
+	return m->eng ? model_wire_mad_steer(m->eng->wire, service_id, claim) :
+			ENODEV;
+}
+
 void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
 			   void *arg)
 {

@@ -88,6 +88,10 @@ int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
 int ernic_model_start_manual(struct ernic_model *m,
 			     const struct ernic_conf *conf,
 			     struct model_wire *w, char *err, size_t errlen);
+/* Steer CM REQs for service_id to this process's wire (claim) or not;
+ * model_wire_mad_steer. 0, ENODEV (not started) or an errno. */
+int ernic_model_mad_steer(struct ernic_model *m, uint64_t service_id,
+			  bool claim);
 void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
 			   void *arg);
 void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,

@@ -229,7 +229,8 @@ static int share_socket(struct model_wire *w, const struct ernic_conf *conf,
 	fd = udp_socket(w, ROCE_UDP_PORT, true, err, errlen);
 	if (fd < 0)
 		goto out;
-	ids = (struct ernic_steer_ids){ ds->steer_socks, ds->steer_owners };
+	ids = (struct ernic_steer_ids){ ds->steer_socks, ds->steer_owners,
+					ds->steer_services };
 	ret = ENOENT;
 	if (ds->steer_members)
 		ret = ernic_steer_open(&w->st, fd, &ids, err, errlen);
@@ -239,6 +240,7 @@ static int share_socket(struct model_wire *w, const struct ernic_conf *conf,
 		if (!ret) {
 			ds->steer_socks = w->st.ids.socks;
 			ds->steer_owners = w->st.ids.owners;
+			ds->steer_services = w->st.ids.services;
 		}
 	}
 	if (!ret) {
@@ -278,7 +280,8 @@ void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en)
 	if (!w->shared || qpn >= ERNIC_STEER_QPS)
 		return;
 	/* Every model enables QP1: it stays with the first process that
-	 * did, while that one is there. (CM MADs by connection: to come.) */
+	 * did, while that one is there. CM MADs go by connection instead
+	 * (model_wire_mad_steer); QP1's owner gets the rest. */
 	if (qpn == ERNIC_QP1) {
 		if (en && !ernic_steer_owner(&w->st, qpn, &cur) &&
 		    ernic_steer_live(&w->st, cur))
@@ -291,6 +294,20 @@ void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en)
 		ernic_steer_set(&w->st, qpn, w->slot);
 	else
 		ernic_steer_clear(&w->st, qpn);
+}
+
+/* The CM tags its communication IDs with the state file's slot; the
+ * program reads them as the steering slot. */
+_Static_assert(ERNIC_STEER_COMM_TAG(7) == ERNIC_DS_COMM_TAG(7),
+	       "one communication ID tag for the CM and the steering");
+
+int model_wire_mad_steer(struct model_wire *w, uint64_t service_id,
+			 bool claim)
+{
+	if (!w->shared)
+		return 0;	/* alone on the device: every MAD is ours */
+	return claim ? ernic_steer_service_set(&w->st, service_id, w->slot) :
+		       ernic_steer_service_clear(&w->st, service_id);
 }
 
 static int open_udp(struct model_wire *w, const struct ernic_conf *conf,

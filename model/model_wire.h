@@ -81,6 +81,12 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
  * between processes its packets are steered to this one, or no longer. */
 void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en);
 
+/* On a port shared between processes, CM REQs for service_id reach
+ * this process (claim) or QP1's owner again; 0 on a port of its own.
+ * The caller holds the device's state-file lock. 0 or an errno. */
+int model_wire_mad_steer(struct model_wire *w, uint64_t service_id,
+			 bool claim);
+
 /* The fd to poll for POLLIN. */
 int model_wire_fd(const struct model_wire *w);
 

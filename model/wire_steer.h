@@ -11,6 +11,14 @@
  * back to the kernel's hash choice; the process that gets it drops it as
  * the IP drops a packet for a QP it does not have.
  *
+ * QP1 goes further (docs/multiprocess.md, "QP1 on a software device"): a
+ * CM MAD (management class 0x07) that is a REQ goes by its service ID to
+ * the slot a hash map names (ernic_steer_service_set: the listener's);
+ * every other CM MAD by the top 8 bits of its remote communication ID,
+ * which the CM that chose that ID set to its process's slot + 1
+ * (ERNIC_STEER_COMM_TAG). Anything else on QP1, a tag of 0 and a service
+ * nobody claims go to QP1's owner in the QP array, as any QP does.
+ *
  * Loading the program needs CAP_BPF and CAP_NET_ADMIN (or root); joining
  * a group another process made needs CAP_SYS_ADMIN to open its maps by id.
  */
@@ -25,13 +33,20 @@
 #define ERNIC_STEER_QPS 256u
 #define ERNIC_STEER_SLOTS 256u
 
+/* Service IDs of listeners on one device: CM REQs steered by them. */
+#define ERNIC_STEER_SERVICES 1024u
+
+/* The top 8 bits of the communication IDs a CM in process slot `slot`
+ * chooses, so that the MADs of its connections come back to it. */
+#define ERNIC_STEER_COMM_TAG(slot) ((uint32_t)(slot) + 1u)
+
 /* What another process joins a group by. */
 struct ernic_steer_ids {
-	uint32_t socks, owners;
+	uint32_t socks, owners, services;
 };
 
 struct ernic_steer {
-	int socks_fd, owners_fd;
+	int socks_fd, owners_fd, services_fd;
 	int prog_fd;			/* -1 when the group already had it */
 	struct ernic_steer_ids ids;
 };
@@ -51,6 +66,11 @@ int ernic_steer_member(struct ernic_steer *st, uint32_t slot, int fd);
 /* Packets for QP qpn go to slot's socket, or (clear) to anyone. */
 int ernic_steer_set(struct ernic_steer *st, uint32_t qpn, uint32_t slot);
 int ernic_steer_clear(struct ernic_steer *st, uint32_t qpn);
+/* CM REQs for service_id (host order) go to slot's socket, or (clear)
+ * to QP1's owner. 0 or an errno (ENOSPC: the map is full). */
+int ernic_steer_service_set(struct ernic_steer *st, uint64_t service_id,
+			    uint32_t slot);
+int ernic_steer_service_clear(struct ernic_steer *st, uint64_t service_id);
 /* The slot that owns qpn: 0, or ENOENT when none does. */
 int ernic_steer_owner(struct ernic_steer *st, uint32_t qpn, uint32_t *slot);
 /* Whether slot has a socket in the group (its process is there). */

@@ -4,8 +4,9 @@
  * with real processes: forked children allocate QPs and PD-table slots at
  * once and never get the same one; a child killed while it holds the lock,
  * and one that exits without detaching, are reclaimed with all they owned;
- * a recycled pid is not taken for its old process; a file of another
- * version is refused with the reason.
+ * a recycled pid is not taken for its old process; CM service IDs are
+ * claimed by one process at a time; a file of another version is refused
+ * with the reason.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -240,6 +241,51 @@ static void test_recycled_pid(void **state)
 	ernic_ds_close(&h);
 }
 
+/* CM service IDs: one process per ID, claims counted, a second
+ * process refused until the first gives its last claim back or dies
+ * (reaped, its claims go with it); the table's end is ENOSPC. */
+static void test_services(void **state)
+{
+	struct ernic_ds_handle h;
+	bool gone = false;
+	int s, t;
+
+	(void)state;
+	ds_open(&h);
+	assert_int_equal(ernic_ds_lock(&h, NULL, NULL), 0);
+	s = ernic_ds_attach(h.ds, getpid());
+	t = ernic_ds_attach(h.ds, getpid());
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1060000 | 7471), 0);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1060000 | 7471), 0);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)t, 0x1060000 | 7471),
+			 EADDRINUSE);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)t, 0x1060000 | 7472), 0);
+	assert_int_equal(ernic_ds_svc_release(h.ds, (uint32_t)t, 0x1060000 | 7471,
+					      &gone), ENOENT);
+	assert_int_equal(ernic_ds_svc_release(h.ds, (uint32_t)s, 0x1060000 | 7471,
+					      &gone), 0);
+	assert_false(gone);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)t, 0x1060000 | 7471),
+			 EADDRINUSE);
+	assert_int_equal(ernic_ds_svc_release(h.ds, (uint32_t)s, 0x1060000 | 7471,
+					      &gone), 0);
+	assert_true(gone);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)t, 0x1060000 | 7471), 0);
+	/* t dies (another start time): reaping frees its two claims */
+	h.ds->proc[t].start--;
+	assert_int_equal(ernic_ds_reap(h.ds, NULL, NULL), 1);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1060000 | 7471), 0);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1060000 | 7472), 0);
+	for (uint32_t k = 2; k < ERNIC_DS_SERVICES; k++)
+		assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1110000 | k), 0);
+	assert_int_equal(ernic_ds_svc_claim(h.ds, (uint32_t)s, 0x1110000), ENOSPC);
+	ernic_ds_detach(h.ds, (uint32_t)s);
+	for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++)
+		assert_int_equal(h.ds->svc[k].refs, 0);
+	ernic_ds_unlock(&h);
+	ernic_ds_close(&h);
+}
+
 /* Start times: ours is read; a name with ') Z (' does not fool the
  * parser; a zombie and a pid nobody has are gone. */
 static void test_start_time(void **state)
@@ -386,6 +432,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_killed_holding_lock,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recycled_pid, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_services, setup,
 						teardown),
 		cmocka_unit_test(test_start_time),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

@@ -6,10 +6,14 @@
  * for its destination QP, a QP with no socket and a runt must still be
  * delivered (to some socket of the group), and a closed socket's QPs fall
  * back the same way. The group is joined twice, once by the map's id, as
- * a second process joins it. Needs root (eBPF): exit 77 otherwise.
+ * a second process joins it. On QP1, CM MADs go by a REQ's service ID
+ * and by the tag in the remote communication ID, the rest to QP1's owner.
+ * Needs root (eBPF): exit 77 otherwise.
  */
 #include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -34,6 +38,7 @@ struct grp {
 	int tx;
 	struct sockaddr_storage to;
 	socklen_t tolen;
+	uint32_t tag;		/* of the last datagram send_mad sent */
 };
 
 static void sa(struct sockaddr_storage *ss, socklen_t *len, int family,
@@ -96,6 +101,16 @@ static void grp_up(struct grp *g, int family)
 	g->tx = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(g->tx >= 0);
 	sa(&g->to, &g->tolen, family, PORT);
+	g->tag = 0x10000;
+}
+
+/* A new sender, so a new source port: the kernel's hash choice changes
+ * (a packet left to it lands on another socket, some rounds). */
+static void new_tx(struct grp *g)
+{
+	close(g->tx);
+	g->tx = socket(g->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(g->tx >= 0);
 }
 
 static void grp_down(struct grp *g)
@@ -112,7 +127,8 @@ static void grp_down(struct grp *g)
  * that names it. */
 static void send_to_qp(struct grp *g, uint32_t qpn, uint32_t tag, int len)
 {
-	uint8_t b[16] = { 0x04 /* RC SEND ONLY */, 0, 0xFF, 0xFF };
+	/* byte 4 (FECN, BECN, reserved) is not part of the QP */
+	uint8_t b[16] = { 0x04 /* RC SEND ONLY */, 0, 0xFF, 0xFF, 0xFF };
 
 	b[5] = (uint8_t)(qpn >> 16);
 	b[6] = (uint8_t)(qpn >> 8);
@@ -150,6 +166,133 @@ static int who_got(struct grp *g, uint32_t tag)
 		}
 	}
 	return -1;
+}
+
+#define CM 0x07			/* management class */
+#define REQ 0x0010		/* CM attribute IDs */
+#define REP 0x0013
+#define DREQ 0x0015
+#define DREP 0x0016
+#define MAD_SIZE 256
+#define TAG(sock) ERNIC_STEER_COMM_TAG(10 + (sock))
+
+/*
+ * A datagram to QP qpn (1: QP1): BTH, DETH (its Q_Key the tag who_got
+ * checks), the first mad_len bytes of a MAD of class cls and attribute
+ * attr, and an ICRC when the MAD is whole. A CM REQ carries v as its
+ * service ID, anything else v as the top byte of the remote
+ * communication ID. Which socket got it.
+ */
+static int mad_to(struct grp *g, uint8_t qpn, uint8_t cls, uint16_t attr,
+		  uint64_t v, size_t mad_len)
+{
+	uint8_t b[12 + 8 + MAD_SIZE + 4] = { 0x64 /* UD SEND ONLY */, 0,
+					     0xFF, 0xFF, 0xFF, 0, 0, qpn };
+	uint8_t *mad = b + 20;
+	uint64_t sid = htobe64(v);
+	size_t len = 20 + mad_len + (mad_len == MAD_SIZE ? 4 : 0);
+	uint32_t tag = ++g->tag;
+
+	memcpy(b + 12, &tag, 4);
+	mad[0] = 1;			/* base version */
+	mad[1] = cls;
+	mad[2] = 2;			/* class version */
+	mad[3] = 0x03;			/* Send */
+	mad[16] = (uint8_t)(attr >> 8);
+	mad[17] = (uint8_t)attr;
+	memcpy(mad + 24, "\x5A\x11\x22\x33", 4);	/* local comm ID */
+	if (attr == REQ && cls == CM)
+		memcpy(mad + 32, &sid, 8);
+	else
+		memcpy(mad + 28, (uint8_t[]){ (uint8_t)v, 0x12, 0x34, 0x56 },
+		       4);
+	assert_int_equal(sendto(g->tx, b, len, 0, (struct sockaddr *)&g->to,
+				g->tolen), (ssize_t)len);
+	return who_got(g, tag);
+}
+
+struct mad_case {
+	uint8_t qpn, cls;
+	uint16_t attr;
+	uint64_t v;
+	size_t mad_len;
+	int sock;		/* -1: any but the closed socket 2 */
+};
+
+/* Each case, from new source ports round after round. */
+static void mads(struct grp *g, const struct mad_case *c, size_t n)
+{
+	for (int r = 0; r < 20; r++) {
+		new_tx(g);
+		for (size_t k = 0; k < n; k++) {
+			int got = mad_to(g, c[k].qpn, c[k].cls, c[k].attr,
+					 c[k].v, c[k].mad_len);
+
+			if (c[k].sock >= 0 ? got != c[k].sock :
+					     got < 0 || got == 2)
+				fail_msg("case %zu (QP %u class 0x%x attr 0x%x"
+					 " v 0x%" PRIx64 " MAD %zu): socket %d,"
+					 " want %d", k, c[k].qpn, c[k].cls,
+					 c[k].attr, c[k].v, c[k].mad_len, got,
+					 c[k].sock);
+		}
+	}
+}
+
+#define SID_A 0x0000000001064791ull	/* RDMA_PS_TCP, port 0x4791 */
+#define SID_B 0x1000000000000010ull
+#define SID_C 0x0000000001060001ull	/* nobody's */
+
+static void run_qp1(int family)
+{
+	static const struct mad_case live[] = {
+		{ 1, CM, REQ, SID_A, MAD_SIZE, 2 },	/* by service */
+		{ 1, CM, REQ, SID_B, MAD_SIZE, 1 },	/* set by a joiner */
+		{ 1, CM, REQ, SID_C, MAD_SIZE, 0 },	/* QP1's owner */
+		{ 1, CM, REP, TAG(1), MAD_SIZE, 1 },	/* by tag */
+		{ 1, CM, DREQ, TAG(1), MAD_SIZE, 1 },
+		{ 1, CM, DREP, TAG(1), MAD_SIZE, 1 },
+		{ 1, CM, REP, TAG(2), MAD_SIZE, 2 },
+		{ 1, CM, DREP, 0, MAD_SIZE, 0 },	/* untagged */
+		{ 1, 0x01, REP, TAG(1), MAD_SIZE, 0 },	/* not CM */
+		{ 1, 0x01, REQ, TAG(2), MAD_SIZE, 0 },
+		{ 1, CM, REP, TAG(1), 12, 0 },		/* cut short */
+		{ 1, CM, REP, TAG(1), 39, 0 },
+		{ 1, CM, REP, TAG(1), 40, 1 },		/* just enough */
+		{ 2, CM, REQ, SID_A, MAD_SIZE, 1 },	/* QP 2's owner */
+		{ 2, CM, REP, TAG(2), MAD_SIZE, 1 },
+	};
+	static const struct mad_case cleared[] = {
+		{ 1, CM, REQ, SID_A, MAD_SIZE, 0 },
+		{ 1, CM, REQ, SID_B, MAD_SIZE, 1 },
+	};
+	/* socket 2 closed: its tag and service to the kernel's choice */
+	static const struct mad_case closed[] = {
+		{ 1, CM, REQ, SID_A, MAD_SIZE, -1 },
+		{ 1, CM, REP, TAG(2), MAD_SIZE, -1 },
+		{ 1, CM, DREQ, TAG(200), MAD_SIZE, -1 }, /* nobody's */
+		{ 1, CM, REP, TAG(1), MAD_SIZE, 1 },
+		{ 1, CM, REQ, SID_C, MAD_SIZE, 0 },
+	};
+	struct grp g;
+
+	grp_up(&g, family);
+	assert_int_equal(ernic_steer_set(&g.st[0], 1, 10), 0);
+	assert_int_equal(ernic_steer_set(&g.st[1], 2, 11), 0);
+	assert_int_equal(ernic_steer_service_set(&g.st[0], SID_A, 12), 0);
+	assert_int_equal(ernic_steer_service_set(&g.st[1], SID_B, 11), 0);
+	assert_int_equal(ernic_steer_service_set(&g.st[0], SID_C,
+						 ERNIC_STEER_SLOTS), EINVAL);
+	mads(&g, live, sizeof(live) / sizeof(live[0]));
+	assert_int_equal(ernic_steer_service_clear(&g.st[2], SID_A), 0);
+	assert_int_equal(ernic_steer_service_clear(&g.st[2], SID_A), 0);
+	mads(&g, cleared, sizeof(cleared) / sizeof(cleared[0]));
+	assert_int_equal(ernic_steer_service_set(&g.st[0], SID_A, 12), 0);
+	close(g.fd[2]);
+	ernic_steer_close(&g.st[2]);
+	g.fd[2] = -1;
+	mads(&g, closed, sizeof(closed) / sizeof(closed[0]));
+	grp_down(&g);
 }
 
 static void run(int family)
@@ -229,10 +372,44 @@ static void test_ipv6(void **state)
 	run(AF_INET6);
 }
 
+static void test_qp1_ipv4(void **state)
+{
+	(void)state;
+	run_qp1(AF_INET);
+}
+
+static void test_qp1_ipv6(void **state)
+{
+	(void)state;
+	run_qp1(AF_INET6);
+}
+
+/* ERNIC_STEER_SERVICES services; one more is ENOSPC, not the kernel's
+ * E2BIG, while a service already there can still move. */
+static void test_services_full(void **state)
+{
+	const uint64_t base = 0x0000000001060000ull;
+	struct grp g;
+
+	(void)state;
+	grp_up(&g, AF_INET);
+	for (uint64_t k = 0; k < ERNIC_STEER_SERVICES; k++)
+		assert_int_equal(ernic_steer_service_set(&g.st[k % NSOCK],
+							 base + k, 10), 0);
+	assert_int_equal(ernic_steer_service_set(&g.st[0], base - 1, 10),
+			 ENOSPC);
+	assert_int_equal(ernic_steer_service_set(&g.st[1], base, 11), 0);
+	assert_int_equal(ernic_steer_service_clear(&g.st[2], base - 1), 0);
+	assert_int_equal(ernic_steer_service_clear(&g.st[2], base + 1), 0);
+	assert_int_equal(ernic_steer_service_set(&g.st[0], base - 1, 10), 0);
+	grp_down(&g);
+}
+
 /* A map id nobody has: a clear error. */
 static void test_bad_join(void **state)
 {
-	const struct ernic_steer_ids ids = { 0x7FFFFFF0, 0x7FFFFFF1 };
+	const struct ernic_steer_ids ids = { 0x7FFFFFF0, 0x7FFFFFF1,
+					     0x7FFFFFF2 };
 	struct ernic_steer st;
 	char err[256];
 	int fd = member(AF_INET);
@@ -249,6 +426,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipv4),
 		cmocka_unit_test(test_ipv6),
+		cmocka_unit_test(test_qp1_ipv4),
+		cmocka_unit_test(test_qp1_ipv6),
+		cmocka_unit_test(test_services_full),
 		cmocka_unit_test(test_bad_join),
 	};
 
