@@ -39,11 +39,19 @@ static uint32_t new_local_id(struct cm_dev *dev)
 	uint32_t id;
 
 	do {
-		/* A stride coprime with 2^32 walks every value once. */
+		/* A stride coprime with 2^32 walks every value once (and,
+		 * being odd, every value of the low 24 bits). */
 		dev->next_id += 0x9E3779B1u;
 		id = dev->next_id;
+		if (dev->id_tag)
+			id = (id & 0xFFFFFFu) | (uint32_t)dev->id_tag << 24;
 	} while (!id || id_in_use(dev, id));
 	return id;
+}
+
+void cm_dev_set_id_tag(struct cm_dev *dev, uint8_t tag)
+{
+	dev->id_tag = tag;
 }
 
 void cm_id_free(struct cm_id *id)

@@ -114,6 +114,10 @@ struct cm_stats {
  * local communication ID's random part. NULL with errno on failure. */
 struct cm_dev *cm_dev_create(const struct cm_ops *ops, void *ctx,
 			     uint64_t ca_guid, uint32_t id_seed);
+/* Every communication ID chosen from now on carries tag in its top 8
+ * bits (0: none): on a device shared by processes, the MADs of this
+ * CM's connections are steered back to it by them (ernicdv.3). */
+void cm_dev_set_id_tag(struct cm_dev *dev, uint8_t tag);
 /* Frees every id, ones still referenced by the consumer too. */
 void cm_dev_destroy(struct cm_dev *dev);
 void cm_dev_recv(struct cm_dev *dev, const struct cm_addr *from,

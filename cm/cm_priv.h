@@ -39,6 +39,7 @@ struct cm_dev {
 	void *ctx;
 	uint64_t ca_guid;
 	uint32_t next_id;
+	uint8_t id_tag;			/* top 8 bits of our comm IDs; 0: any */
 	uint64_t next_tid;
 	struct cm_id *ids;
 	struct cm_stats stats;

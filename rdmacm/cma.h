@@ -36,6 +36,7 @@
 /* The provider's ernicdv calls, found through the device (cma_dv.c). */
 struct ernicdv_mad_addr;
 struct ernicdv_mad_agent;
+struct ernicdv_mad_agent_attr;
 struct cma_dv {
 	bool (*is_ernic)(struct ibv_device *dev);
 	struct ibv_comp_channel *(*create_comp_channel)(struct ibv_context *c);
@@ -50,6 +51,12 @@ struct cma_dv {
 			struct ernicdv_mad_addr *from, void *mad, size_t len);
 	int (*qp_state)(struct ibv_context *c, uint32_t qp_num,
 			enum ibv_qp_state *state);
+	/* ERNIC_1.5, for devices shared by processes; NULL in an older
+	 * provider, which shares none. */
+	int (*agent_query)(struct ernicdv_mad_agent *a,
+			   struct ernicdv_mad_agent_attr *attr, size_t inlen);
+	int (*claim_service)(struct ernicdv_mad_agent *a, uint64_t sid);
+	int (*release_service)(struct ernicdv_mad_agent *a, uint64_t sid);
 };
 /* 0, or ENODEV when dev is not an ERNIC device (or its provider lacks
  * the calls this library needs). */

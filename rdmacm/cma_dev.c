@@ -305,6 +305,14 @@ static int dev_open(struct cma_dev *dev)
 		ret = errno ? errno : ENOMEM;
 		goto err_agent;
 	}
+	/* On a device other processes share, our communication IDs name
+	 * this process, so that the MADs of our connections reach us. */
+	if (dev->dv.agent_query) {
+		struct ernicdv_mad_agent_attr a = { 0 };
+
+		if (!dev->dv.agent_query(dev->agent, &a, sizeof(a)))
+			cm_dev_set_id_tag(dev->cm, (uint8_t)a.comm_id_tag);
+	}
 	if (pipe2(dev->wake, O_CLOEXEC | O_NONBLOCK)) {
 		ret = errno;
 		goto err_cm;

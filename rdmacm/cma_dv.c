@@ -40,6 +40,14 @@ int cma_dv_lookup(struct ibv_device *dev, struct cma_dv *dv)
 	     LOOKUP(h, dv->mad_send, "ernicdv_mad_send", "ERNIC_1.3") &&
 	     LOOKUP(h, dv->mad_recv, "ernicdv_mad_recv", "ERNIC_1.3") &&
 	     LOOKUP(h, dv->qp_state, "ernicdv_query_qp_state", "ERNIC_1.4");
+	/* Optional: sharing a device between processes. */
+	if (ok && !(LOOKUP(h, dv->agent_query, "ernicdv_mad_agent_query",
+			   "ERNIC_1.5") &&
+		    LOOKUP(h, dv->claim_service, "ernicdv_mad_claim_service",
+			   "ERNIC_1.5") &&
+		    LOOKUP(h, dv->release_service,
+			   "ernicdv_mad_release_service", "ERNIC_1.5")))
+		dv->agent_query = NULL;
 	dlclose(h);
 	return ok ? 0 : ENODEV;
 }

@@ -226,6 +226,34 @@ void cma_id_free(struct cma_id *id)
 	free(id);
 }
 
+/* REQs for id's service come to this process, not to another one on
+ * the same device (ernicdv_mad_claim_service), or stop coming. */
+static int claim(struct cma_id *id, struct cma_dev *dev, bool on)
+{
+	uint64_t sid = cma_service_id(id);
+
+	if (!dev->dv.agent_query)
+		return 0;
+	if (on)
+		return dev->dv.claim_service(dev->agent, sid);
+	dev->dv.release_service(dev->agent, sid);
+	return 0;
+}
+
+/* The listeners of id on every device, and their claims, go. */
+static void unlisten(struct cma_id *id)
+{
+	for (int i = 0; i < id->nlisten; i++) {
+		struct cma_dev *d = id->listen_devs[i];
+
+		pthread_mutex_lock(&d->lock);
+		cm_id_destroy(id->listen_cm[i]);
+		pthread_mutex_unlock(&d->lock);
+		claim(id, d, false);
+	}
+	id->nlisten = 0;
+}
+
 CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cmid)
 {
 	struct cma_id *id = to_cma(cmid);
@@ -241,14 +269,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *cmid)
 		pthread_mutex_unlock(&id->dev->lock);
 		cma_dev_wake(id->dev);
 	}
-	for (int i = 0; i < id->nlisten; i++) {
-		struct cma_dev *d = id->listen_devs[i];
-
-		pthread_mutex_lock(&d->lock);
-		cm_id_destroy(id->listen_cm[i]);
-		pthread_mutex_unlock(&d->lock);
-	}
-	id->nlisten = 0;
+	unlisten(id);
 	cma_id_free(id);
 	return 0;
 }
@@ -435,14 +456,24 @@ static int listen_on(struct cma_id *id, struct cma_dev *dev)
 	struct cm_id *cm;
 	int ret;
 
+	ret = claim(id, dev, true);
+	if (ret) {
+		if (ret == EADDRINUSE)
+			cma_err("listen: port %u on %s: another process "
+				"listens there", id->port,
+				ibv_get_device_name(dev->ibdev));
+		return ret;
+	}
 	pthread_mutex_lock(&dev->lock);
 	cm = cm_id_create(dev->cm, id);
 	ret = cm ? cm_listen(cm, cma_service_id(id)) : ENOMEM;
 	if (ret && cm)
 		cm_id_destroy(cm);
 	pthread_mutex_unlock(&dev->lock);
-	if (ret)
+	if (ret) {
+		claim(id, dev, false);
 		return ret;
+	}
 	id->listen_cm[id->nlisten] = cm;
 	id->listen_devs[id->nlisten++] = dev;
 	return 0;
@@ -484,12 +515,20 @@ CMA_EXPORT int rdma_listen(struct rdma_cm_id *cmid, int backlog)
 		/* Every ERNIC device this process can open; one that another
 		 * process holds is not ours to listen on. */
 		ret = ENODEV;
-		for (int i = 0; i < n; i++) {
-			if (cma_dev_get(all[i]) || listen_on(id, all[i]))
+		for (int i = 0; i < n && ret != EADDRINUSE; i++) {
+			int r;
+
+			if (cma_dev_get(all[i]))
 				continue;
-			ret = 0;
+			r = listen_on(id, all[i]);
+			/* a port another process listens to on any device
+			 * is taken, as a port is for the kernel's rdma_cm */
+			if (!r || r == EADDRINUSE)
+				ret = r;
 		}
-		if (ret)
+		if (ret == EADDRINUSE)
+			unlisten(id);
+		else if (ret)
 			cma_err("listen: no ERNIC device could be opened");
 	}
 	if (ret)

@@ -4,9 +4,10 @@
  * docs/multiprocess.md) as lines a person or a test reads:
  *
  *   processes N
- *   process SLOT pid PID qps Q,Q,... mrs M
+ *   process SLOT pid PID qps Q,Q,... mrs M [listens S,S,...]
  *   qps N
  *   mrs N
+ *   listens N
  *   reaped N (now R)
  *
  * Processes that are gone are reclaimed first, as the provider would on
@@ -18,7 +19,27 @@
 
 #include "devshow.h"
 #include "ernic_devstate.h"
+#include "ibta.h"
 #include "overlay.h"
+
+/* A CM service ID a process listens to: tcp:PORT for an IP service
+ * (rdma_cm's), its number otherwise. */
+static void print_service(uint64_t sid)
+{
+	static const struct {
+		unsigned int proto;
+		const char *name;
+	} ps[] = { { 0x06, "tcp" }, { 0x11, "udp" }, { 0x3F, "ib" } };
+
+	if (IB_IP_SID_IS_IP(sid))
+		for (size_t k = 0; k < sizeof(ps) / sizeof(ps[0]); k++)
+			if (ps[k].proto == IB_IP_SID_PROTO(sid)) {
+				printf("%s:%u", ps[k].name,
+				       IB_IP_SID_PORT(sid));
+				return;
+			}
+	printf("0x%016llx", (unsigned long long)sid);
+}
 
 int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 {
@@ -26,7 +47,7 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 	struct stat st;
 	struct ernic_ds *ds;
 	char path[4096];
-	uint32_t now, nproc = 0, nqp = 0, nmr = 0;
+	uint32_t now, nproc = 0, nqp = 0, nmr = 0, nsvc = 0;
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/" OVERLAY_SYSFS
@@ -39,7 +60,8 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 		 "/class/infiniband/%s/device/" ERNIC_DS_FILE, rundir, name);
 	if (stat(path, &st)) {
 		/* nobody has opened it yet */
-		printf("processes 0\nqps 0\nmrs 0\nreaped 0 (now 0)\n");
+		printf("processes 0\nqps 0\nmrs 0\nlistens 0\n"
+		       "reaped 0 (now 0)\n");
 		return 0;
 	}
 	ret = ernic_ds_open(&h, path, err, errlen);
@@ -71,14 +93,25 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 		}
 		for (uint32_t e = 0; e < ERNIC_PDT_ENTRIES; e++)
 			m += ds->pdt_owner[e] == s;
-		printf("%s mrs %u\n", *sep ? "" : "-", m);
+		printf("%s mrs %u", *sep ? "" : "-", m);
+		sep = " listens ";
+		for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++) {
+			if (!ds->svc[k].refs || ds->svc[k].slot != s)
+				continue;
+			printf("%s", sep);
+			print_service(ds->svc[k].id);
+			sep = ",";
+		}
+		printf("\n");
 	}
 	for (uint32_t q = 0; q < ERNIC_DS_QPS; q++)
 		nqp += ds->qp_owner[q] != ERNIC_DS_NONE;
 	for (uint32_t e = 0; e < ERNIC_PDT_ENTRIES; e++)
 		nmr += ds->pdt_owner[e] != ERNIC_DS_NONE;
-	printf("qps %u\nmrs %u\nreaped %u (now %u)\n", nqp, nmr, ds->reaped,
-	       now);
+	for (uint32_t k = 0; k < ERNIC_DS_SERVICES; k++)
+		nsvc += ds->svc[k].refs != 0;
+	printf("qps %u\nmrs %u\nlistens %u\nreaped %u (now %u)\n", nqp, nmr,
+	       nsvc, ds->reaped, now);
 	ernic_ds_unlock(&h);
 	ernic_ds_close(&h);
 	return 0;

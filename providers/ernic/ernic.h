@@ -337,6 +337,12 @@ void ernic_share_qp_put(struct ernic_dev *dev, uint32_t idx);
 int ernic_share_pdt_get(struct ernic_dev *dev, uint32_t *slot, uint8_t *gen);
 void ernic_share_pdt_put(struct ernic_dev *dev, uint32_t slot);
 uint32_t ernic_share_pd_number(struct ernic_dev *dev);
+/* CM REQs for service_id come to this process (claim) or stop coming:
+ * recorded in the state file (who listens to what), steered by the
+ * access layer where processes share a wire. 0, EADDRINUSE (another
+ * process listens to it), ENOSPC, ENOENT (release of no claim). */
+int ernic_share_service(struct ernic_dev *dev, uint64_t service_id,
+			bool claim);
 
 /* ernic_cq.c */
 struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,

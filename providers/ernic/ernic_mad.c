@@ -19,6 +19,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,11 @@ struct ernicdv_mad_agent {
 	struct ibv_context *context;
 	uint8_t mgmt_class;
 	int sv[2];		/* [0] the agent's (fd), [1] ours */
+	/* Service IDs claimed (ernicdv_mad_claim_service), one entry per
+	 * claim, given back at destroy if the consumer did not. */
+	pthread_mutex_t svc_lock;
+	uint64_t *svc;
+	size_t nsvc, svc_cap;
 };
 
 /* One received MAD as the agent's socket carries it. */
@@ -298,11 +304,13 @@ struct ernicdv_mad_agent *ernicdv_mad_agent_create(struct ibv_context *context,
 	a->dev = dev;
 	a->context = context;
 	a->mgmt_class = mgmt_class;
+	pthread_mutex_init(&a->svc_lock, NULL);
 	pthread_mutex_lock(&mad->lock);
 	if (mad->agents[mgmt_class]) {
 		pthread_mutex_unlock(&mad->lock);
 		close(a->sv[0]);
 		close(a->sv[1]);
+		pthread_mutex_destroy(&a->svc_lock);
 		free(a);
 		errno = EBUSY;	/* one agent per class and device */
 		return NULL;
@@ -348,8 +356,91 @@ int ernicdv_mad_agent_destroy(struct ernicdv_mad_agent *a)
 			dev->mad->agents[a->mgmt_class] = NULL;
 		pthread_mutex_unlock(&dev->mad->lock);
 	}
+	while (a->nsvc)
+		ernicdv_mad_release_service(a, a->svc[a->nsvc - 1]);
+	free(a->svc);
+	pthread_mutex_destroy(&a->svc_lock);
 	close(a->sv[0]);
 	close(a->sv[1]);
 	free(a);
 	return 0;
+}
+
+int ernicdv_mad_agent_query(struct ernicdv_mad_agent *a,
+			    struct ernicdv_mad_agent_attr *attr, size_t inlen)
+{
+	struct ernicdv_mad_agent_attr out = { 0 };
+
+	if (!a || !attr)
+		return EINVAL;
+	if (inlen < offsetof(struct ernicdv_mad_agent_attr, comm_id_tag) +
+			    sizeof(out.comm_id_tag))
+		return ernic_refuse(EINVAL, "ernicdv_mad_agent_query: inlen %zu "
+				    "holds no comm_id_tag", inlen);
+	/* Fields this library does not know must be zero. */
+	for (size_t k = sizeof(out); k < inlen; k++)
+		if (((const uint8_t *)attr)[k])
+			return ernic_refuse(EINVAL, "ernicdv_mad_agent_query: "
+					    "byte %zu past the fields of this "
+					    "version is not 0", k);
+	out.comm_id_tag = ERNIC_DS_COMM_TAG(a->dev->ds_slot);
+	memcpy(attr, &out, inlen < sizeof(out) ? inlen : sizeof(out));
+	return 0;
+}
+
+int ernicdv_mad_claim_service(struct ernicdv_mad_agent *a,
+			      uint64_t service_id)
+{
+	int ret;
+
+	if (!a)
+		return EINVAL;
+	if (a->mgmt_class != IB_MGMT_CLASS_CM)
+		return ernic_refuse(EINVAL, "ernicdv_mad_claim_service: the "
+				    "agent is of class 0x%02x, not the CM's",
+				    a->mgmt_class);
+	pthread_mutex_lock(&a->svc_lock);
+	if (a->nsvc == a->svc_cap) {
+		size_t cap = a->svc_cap ? 2 * a->svc_cap : 8;
+		uint64_t *v = realloc(a->svc, cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&a->svc_lock);
+			return ENOMEM;
+		}
+		a->svc = v;
+		a->svc_cap = cap;
+	}
+	ret = ernic_share_service(a->dev, service_id, true);
+	if (!ret)
+		a->svc[a->nsvc++] = service_id;
+	else
+		ernic_dbg("%s: service ID 0x%016llx: %s%s",
+			  a->dev->vdev.device.name,
+			  (unsigned long long)service_id, strerror(ret),
+			  ret == EADDRINUSE ? " (another process on the "
+					      "device listens to it)" : "");
+	pthread_mutex_unlock(&a->svc_lock);
+	return ret;
+}
+
+int ernicdv_mad_release_service(struct ernicdv_mad_agent *a,
+				uint64_t service_id)
+{
+	size_t k;
+	int ret;
+
+	if (!a)
+		return EINVAL;
+	pthread_mutex_lock(&a->svc_lock);
+	for (k = 0; k < a->nsvc && a->svc[k] != service_id; k++)
+		;
+	if (k == a->nsvc) {
+		pthread_mutex_unlock(&a->svc_lock);
+		return ENOENT;
+	}
+	a->svc[k] = a->svc[--a->nsvc];
+	ret = ernic_share_service(a->dev, service_id, false);
+	pthread_mutex_unlock(&a->svc_lock);
+	return ret;
 }

@@ -11,6 +11,7 @@
  *
  * Lock contract: callers hold dev->lock; these take the state file's lock
  * inside it (dev->lock, then the file's), for one allocation each.
+ * ernic_share_service needs no dev->lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -169,4 +170,35 @@ uint32_t ernic_share_pd_number(struct ernic_dev *dev)
 	pdn = ernic_ds_pd_number(dev->ds.ds);
 	ernic_ds_unlock(&dev->ds);
 	return pdn;
+}
+
+int ernic_share_service(struct ernic_dev *dev, uint64_t service_id,
+			bool claim)
+{
+	struct ernic_ds *ds = dev->ds.ds;
+	int (*steer)(struct ernic_access *, uint64_t, bool) =
+		dev->acc->ops->mad_steer;
+	bool gone = false;
+	int r = ernic_ds_lock(&dev->ds, NULL, NULL);
+
+	if (r)
+		return r;
+	if (claim) {
+		r = ernic_ds_svc_claim(ds, dev->ds_slot, service_id);
+		/* the other listener may be a process that died */
+		if (r == EADDRINUSE && ernic_ds_reap(ds, NULL, NULL))
+			r = ernic_ds_svc_claim(ds, dev->ds_slot, service_id);
+		if (!r && steer) {
+			r = steer(dev->acc, service_id, true);
+			if (r)
+				ernic_ds_svc_release(ds, dev->ds_slot,
+						     service_id, &gone);
+		}
+	} else {
+		r = ernic_ds_svc_release(ds, dev->ds_slot, service_id, &gone);
+		if (!r && gone && steer)
+			r = steer(dev->acc, service_id, false);
+	}
+	ernic_ds_unlock(&dev->ds);
+	return r;
 }

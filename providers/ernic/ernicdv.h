@@ -116,6 +116,35 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *agent,
 int ernicdv_mad_recv(struct ernicdv_mad_agent *agent,
 		     struct ernicdv_mad_addr *from, void *mad, size_t len);
 
+/*
+ * A device shared by several processes (ernic(7), "SHARING A DEVICE")
+ * has one QP1: each CM MAD must reach the process its connection belongs
+ * to. A CM agent asks which top 8 bits the communication IDs it chooses
+ * must carry (comm_id_tag: the MADs of those connections come back to
+ * this process by them), and claims the service IDs it listens to (REQs
+ * for them come to this process). inlen: sizeof the caller's struct;
+ * bytes past what this library knows must be 0.
+ */
+struct ernicdv_mad_agent_attr {
+	uint64_t comp_mask;	/* out: 0 */
+	uint32_t comm_id_tag;	/* 1..255 */
+	uint32_t reserved;
+};
+
+/* 0 or EINVAL. */
+int ernicdv_mad_agent_query(struct ernicdv_mad_agent *agent,
+			    struct ernicdv_mad_agent_attr *attr,
+			    size_t inlen);
+/* A CM agent only (EINVAL otherwise). 0, EADDRINUSE (another process on
+ * the device claims it), ENOSPC (the device's table is full), ENOMEM.
+ * Claims count: release as many as were made; destroying the agent
+ * releases the rest, and a process's death all of its own. */
+int ernicdv_mad_claim_service(struct ernicdv_mad_agent *agent,
+			      uint64_t service_id);
+/* 0, or ENOENT (this agent holds no claim on it). */
+int ernicdv_mad_release_service(struct ernicdv_mad_agent *agent,
+				uint64_t service_id);
+
 #ifdef __cplusplus
 }
 #endif

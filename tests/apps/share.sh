@@ -10,12 +10,17 @@
 #      process's QPs and MRs are reclaimed;
 #   3. 200 processes opening and closing ernict0, 10 at a time
 #      (ibv_devinfo -v): every one succeeds, and the device is left with
-#      nobody on it and nothing to reclaim.
+#      nobody on it and nothing to reclaim;
+#   4. rdma_cm beside verbs: an ib_write_bw pair and two rping pairs (our
+#      librdmacm) at once on the same two devices, the ib_write_bw server
+#      the first process on ernict0 (so QP1's owner): each CM MAD must
+#      reach its connection's process. A third rping server on a port
+#      already listened to is refused.
 #   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod, and eBPF"
-need_cmds ib_write_bw ibv_devinfo ss pgrep timeout
+need_cmds ib_write_bw ibv_devinfo rping ss pgrep timeout
 CHECK=${1:?usage: share.sh ERNIC_CHECK}
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
 define_host a ernict0 127.0.0.2
@@ -171,5 +176,85 @@ elif ! grep -qx 'processes 0' <<<"$show" || [ "$after" != "$before" ]; then
 	case_failed "200 openers" "ernict0 not left clean: $(tr '\n' ';' <<<"$show")"
 else
 	echo "ok: 200 processes opened and closed ernict0, 10 at a time; nothing left, nothing reaped"
+fi
+
+# 4. rping beside ib_write_bw
+eval "$("$ERNICCTL" env)"
+[[ "$LD_LIBRARY_PATH" == */lib/rdmacm* ]] ||
+	fail "ernicctl env did not put lib/rdmacm in LD_LIBRARY_PATH: $LD_LIBRARY_PATH"
+label="rping beside ib_write_bw"
+pick_port a
+bwport=$PORT
+timeout 120 ib_write_bw -d ernict0 -x 0 -D 6 -p "$bwport" >"$WORK/mix_bw.srv" 2>&1 &
+bwsrv=$!
+BG_PIDS+=($!)
+wait_listening a "$bwport" "$bwsrv" ||
+	{ show_output "ib_write_bw server" "$WORK/mix_bw.srv"; fail "ib_write_bw server did not listen"; }
+rports=() rsrv=() rcli=()
+for k in 0 1; do
+	pick_port a
+	rports+=("$PORT")
+	timeout 120 rping -s -a 127.0.0.2 -p "$PORT" -S 4096 -C 200 -V \
+		>"$WORK/mix_rping$k.srv" 2>&1 &
+	rsrv+=($!)
+	BG_PIDS+=($!)
+done
+# A server is ready once the device's state file says it listens.
+for ((i = 0; i < 100; i++)); do
+	[ "$(field ernict0 listens)" = 2 ] && break
+	sleep 0.1
+done
+show=$("$ERNICCTL" show ernict0)
+echo "ib_write_bw and two rping servers on ernict0, ernicctl show ernict0:"
+indent <<<"$show"
+for p in "${rports[@]}"; do
+	grep -q "listens.*tcp:$p\b" <<<"$show" ||
+		case_failed "$label" "ernict0 does not show a process listening on tcp:$p"
+done
+out=$(timeout 20 rping -s -a 127.0.0.2 -p "${rports[0]}" -C 1 2>&1) &&
+	case_failed "$label" "a second rping server on port ${rports[0]} started: $out"
+if grep -qi "address already in use" <<<"$out"; then
+	echo "ok: a second rping server on port ${rports[0]} of ernict0: $(tr '\n' ' ' <<<"$out")"
+else
+	case_failed "$label" "a second rping server on port ${rports[0]}: want 'Address already in use', got: $out"
+fi
+timeout 120 ib_write_bw -d ernict1 -x 0 -D 6 -p "$bwport" 127.0.0.2 >"$WORK/mix_bw.cli" 2>&1 &
+bwcli=$!
+BG_PIDS+=($!)
+sleep 1
+for k in 0 1; do
+	timeout 120 rping -c -a 127.0.0.2 -I 127.0.0.3 -p "${rports[k]}" -S 4096 -C 200 -V -v \
+		>"$WORK/mix_rping$k.cli" 2>&1 &
+	rcli+=($!)
+	BG_PIDS+=($!)
+done
+for k in 0 1; do
+	rc=0 src=0
+	wait "${rcli[k]}" || rc=$?
+	wait "${rsrv[k]}" || src=$?
+	n=$(grep -c '^ping data' "$WORK/mix_rping$k.cli")
+	if [ "$rc" != 0 ] || [ "$src" != 0 ] || [ "$n" != 200 ]; then
+		show_output "rping server $k" "$WORK/mix_rping$k.srv"
+		show_output "rping client $k" "$WORK/mix_rping$k.cli"
+		case_failed "$label" "rping pair $k: client $(describe_rc "$rc"), server $(describe_rc "$src"), $n of 200 pings"
+		continue
+	fi
+	echo "ok: rping pair $k on ernict0/1 beside ib_write_bw: 200 pings of 4096 bytes, validated"
+done
+rc=0 src=0
+wait "$bwcli" || rc=$?
+wait "$bwsrv" || src=$?
+line=$(awk '$1 == 65536 { print; exit }' "$WORK/mix_bw.cli")
+if perftest_ok "$WORK/mix_bw.cli" "$rc" && perftest_ok "$WORK/mix_bw.srv" "$src" &&
+	{ [ -n "$line" ] || grep -q "Can't produce a report" "$WORK/mix_bw.cli"; }; then
+	echo "ok: ib_write_bw beside two rping pairs: ${line:-done, no report (clock calibration)}"
+else
+	show_output "ib_write_bw server" "$WORK/mix_bw.srv"
+	show_output "ib_write_bw client" "$WORK/mix_bw.cli"
+	case_failed "$label" "ib_write_bw: client $(describe_rc "$rc"), server $(describe_rc "$src")"
+fi
+show=$("$ERNICCTL" show ernict0)
+if ! grep -qx 'processes 0' <<<"$show" || ! grep -qx 'listens 0' <<<"$show"; then
+	case_failed "$label" "ernict0 not left clean: $(tr '\n' ';' <<<"$show")"
 fi
 finish
