@@ -432,7 +432,7 @@ struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
 	w->mode = conf->wire;
 	w->family = conf->family;
 	w->fd = w->send_fd = w->drop_fd = -1;
-	w->st.socks_fd = w->st.owners_fd = w->st.prog_fd = -1;
+	ernic_steer_init(&w->st);
 	w->sport = conf->udp_sport;
 	w->local.family = conf->family;
 	memcpy(w->local.dst, conf->addr, addr_len(conf->family));
@@ -465,6 +465,7 @@ struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
 		return NULL;
 	w->family = family;
 	w->fd = w->send_fd = w->drop_fd = -1;
+	ernic_steer_init(&w->st);	/* (0 would be stdin's fd) */
 	w->tap = tx;
 	w->tap_arg = arg;
 	return w;

@@ -230,14 +230,19 @@ static int map_id(int fd, uint32_t *id)
 	return 0;
 }
 
+void ernic_steer_init(struct ernic_steer *st)
+{
+	st->socks_fd = st->owners_fd = st->services_fd = st->prog_fd = -1;
+	st->ids = (struct ernic_steer_ids){ 0 };
+}
+
 int ernic_steer_open(struct ernic_steer *st, int fd,
 		     const struct ernic_steer_ids *join, char *err,
 		     size_t errlen)
 {
 	char log[1024] = "";
 
-	st->socks_fd = st->owners_fd = st->services_fd = st->prog_fd = -1;
-	st->ids = (struct ernic_steer_ids){ 0 };
+	ernic_steer_init(st);
 	if (join) {
 		st->socks_fd = bpf_map_get_fd_by_id(join->socks);
 		if (st->socks_fd < 0)

@@ -51,6 +51,8 @@ struct ernic_steer {
 	struct ernic_steer_ids ids;
 };
 
+/* No maps, no program: what ernic_steer_close may be called on. */
+void ernic_steer_init(struct ernic_steer *st);
 /*
  * Put fd (a UDP socket with SO_REUSEPORT, bound) under steering. With
  * join NULL, make the maps and program and attach the program to fd's

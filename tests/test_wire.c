@@ -12,6 +12,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -282,6 +283,33 @@ static void test_udp_odd_datagrams(void **state)
 	model_wire_close(b.w);
 }
 
+static void tap_tx(void *arg, const struct roce_l3 *l3, const uint8_t *tp,
+		   size_t tlen)
+{
+	(void)arg;
+	(void)l3;
+	(void)tp;
+	(void)tlen;
+}
+
+/* A wire that never had steering closes no fd but its own: fd 0 (the
+ * fd a zeroed steering handle would name) stays open. */
+static void test_close_keeps_fd0(void **state)
+{
+	struct model_wire *w;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(dup2(p[0], 0), 0);
+	w = model_wire_open_tap(AF_INET, tap_tx, NULL);
+	assert_non_null(w);
+	model_wire_close(w);
+	assert_int_not_equal(fcntl(0, F_GETFD), -1);
+	close(p[0]);
+	close(p[1]);
+}
+
 static void test_udp_v6(void **state)
 {
 	struct port a;
@@ -458,6 +486,7 @@ int main(void)
 		cmocka_unit_test(test_udp_busy),
 		cmocka_unit_test(test_udp_odd_datagrams),
 		cmocka_unit_test(test_udp_v6),
+		cmocka_unit_test(test_close_keeps_fd0),
 		cmocka_unit_test(test_frame_lo),
 		cmocka_unit_test(test_frame_udp_interop),
 		cmocka_unit_test(test_frame_v6),
