@@ -432,6 +432,13 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	off = k * pmtu;
 	want = w->w.length - off < pmtu ? w->w.length - off : pmtu;
 	if (w->npkts == 1) {
+		/* A LAST where the ONLY belongs has its own code (Table 2-4);
+		 * rxe sends one when it replays a one-packet READ. */
+		if (p->opcode == ROCE_RC_READ_RESP_LAST) {
+			eng_qp_fatal(e, i, ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY,
+				     0);
+			return;
+		}
 		if (p->opcode != ROCE_RC_READ_RESP_ONLY ||
 		    p->payload_len != w->w.length) {
 			eng_qp_fatal(e, i, ERNIC_FATAL_READ_RESP_ONLY_LEN, 0);

@@ -637,6 +637,46 @@ static void test_read_keeps_progress(void **state)
 	no_tx(h);
 }
 
+/* A one-packet READ answered by READ RESPONSE LAST (rxe replays a
+ * duplicate one-packet READ so): the QP goes fatal as the IP does, with
+ * Table 2-4's "last instead of only" code, 0x1C; an ONLY of the wrong
+ * length is 0x1A. */
+static void one_packet_read(struct mh *h, uint32_t idx, uint8_t opcode,
+			    uint32_t code)
+{
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
+	struct mh_qp *q = mh_qp_up(h, idx, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	uint32_t cqe[4], n = mh_errsts_count(h), qp = 0;
+	uint8_t pay[1024];
+	struct roce_pkt p, r = { .opcode = opcode, .psn = SQ_PSN, .dqpn = idx,
+				 .aeth_syndrome = ROCE_AETH_ACK | 0x1F,
+				 .payload = pay, .payload_len = sizeof(pay) };
+
+	/* one packet; the ONLY's 1024 bytes are one too many */
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1024 - (opcode ==
+		ROCE_RC_READ_RESP_ONLY), 0x5000, 0x1234, 0);
+	mh_run(h);
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
+	memset(pay, 0xB0, sizeof(pay));
+	mh_rx(h, &r);
+	assert_true(mh_fatal(h, q));
+	assert_int_equal(mh_errsts_count(h), n + 1);
+	assert_int_equal(mh_errsts(h, n, &qp), code);
+	assert_int_equal(qp, idx);
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 1);
+	assert_int_equal(dst->buf.va[7], 0);	/* nothing written */
+}
+
+static void test_read_last_for_only(void **state)
+{
+	one_packet_read(*state, 2, ROCE_RC_READ_RESP_LAST,
+			ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY);
+	one_packet_read(*state, 3, ROCE_RC_READ_RESP_ONLY,
+			ERNIC_FATAL_READ_RESP_ONLY_LEN);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -661,6 +701,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stale_read, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_read_keeps_progress,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_last_for_only,
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_corrupt_counted, bench_up,
 						bench_down),
