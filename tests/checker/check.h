@@ -235,6 +235,8 @@ struct chk {
 	/* ERNIC only: its invalid-packet counter (ICRC and header faults),
 	 * ININVDUPCNT[15:0], 16 bits: sampled often, summed here */
 	int (*reg_read)(struct ibv_context *ctx, uint32_t off, uint32_t *v);
+	/* and why a QP failed: ernicdv_query_qp_fatal */
+	int (*qp_fatal)(struct ibv_qp *qp, uint32_t *code);
 	uint32_t inv_last;
 	uint64_t invalid_rx;
 	double inv_at;
@@ -298,6 +300,9 @@ void chk_sync(struct chk *c, struct ibv_mr *mr, void *addr, size_t len,
 	      bool for_cpu);
 /* ERNIC: add what its invalid-packet counter moved since the last look. */
 void chk_counters(struct chk *c);
+/* ERNIC only: what the IP says of a failed QP (STATQPi, fatal code) as
+ * ", ERNIC ...", or "" on other devices. */
+void chk_ernic_why(struct chk *c, struct ibv_qp *qp, char *buf, size_t len);
 
 /* post.c: the requester and receive posting */
 int post_sends(struct chk *c, struct cqp *q);

@@ -373,12 +373,15 @@ int on_wc_error(struct chk *c, struct cqp *q, const struct ibv_wc *wc,
 
 	q->last_progress = now;
 	if (!c->o.expect_err) {
-		chk_fail(c, "qp %u: %s completion error: %s (%d), wr_id %#llx (%s op %llu), vendor_err %#x",
+		char why[160];
+
+		chk_ernic_why(c, q->qp, why, sizeof(why));
+		chk_fail(c, "qp %u: %s completion error: %s (%d), wr_id %#llx (%s op %llu), vendor_err %#x%s",
 			 q->idx, side, ibv_wc_status_str(wc->status),
 			 wc->status, (unsigned long long)wc->wr_id,
 			 send ? dir_name(c->my_dir) : "receive",
 			 (unsigned long long)CHK_WR_IDX(wc->wr_id),
-			 wc->vendor_err);
+			 wc->vendor_err, why);
 		return -1;
 	}
 	if (send && !q->errored) {

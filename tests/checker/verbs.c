@@ -13,12 +13,16 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 
 #include "check.h"
 
 /* PG332 Table 2-7: incoming invalid [15:0] / duplicate [31:16] packets */
 #define ERNIC_ININVDUPCNT_OFF 0x20118u
+/* STATQPi of QP i (PG332 Table 2-7): FATAL [0], NAK syndrome [22:16],
+ * retries [26:24], RNR retries [30:28] */
+#define ERNIC_STATQP_OFF(i) (0x20200u + ((i) - 1u) * 0x100u + 0x88u)
 
 static int find_ernic(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -47,6 +51,8 @@ static void sync_lookup(struct chk *c)
 			dlsym(h, "ernicdv_sync_mr");
 		c->reg_read = (int (*)(struct ibv_context *, uint32_t,
 				       uint32_t *))dlsym(h, "ernicdv_reg_read");
+		c->qp_fatal = (int (*)(struct ibv_qp *, uint32_t *))dlsym(
+			h, "ernicdv_query_qp_fatal");
 		if (c->reg_read &&
 		    c->reg_read(c->ctx, ERNIC_ININVDUPCNT_OFF, &c->inv_last))
 			c->reg_read = NULL;
@@ -64,6 +70,26 @@ void chk_counters(struct chk *c)
 		return;
 	c->invalid_rx += (uint16_t)(v - c->inv_last);
 	c->inv_last = v;
+}
+
+void chk_ernic_why(struct chk *c, struct ibv_qp *qp, char *buf, size_t len)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint32_t st, code = 0;
+
+	buf[0] = '\0';
+	if (!c->reg_read || !qp ||
+	    c->reg_read(c->ctx, ERNIC_STATQP_OFF(qp->qp_num), &st))
+		return;
+	/* The fatal code comes with the IP's interrupt: give it 20 ms. */
+	for (int k = 0; c->qp_fatal && (st & 1) && k < 20; k++) {
+		if (!c->qp_fatal(qp, &code) && code)
+			break;
+		nanosleep(&ms, NULL);
+	}
+	snprintf(buf, len, ", ERNIC STATQP %#x (fatal %u, NAK syndrome %#x, "
+		 "retries %u, RNR retries %u), fatal code %#x", st, st & 1,
+		 (st >> 16) & 0x7F, (st >> 24) & 7, (st >> 28) & 7, code);
 }
 
 void chk_sync(struct chk *c, struct ibv_mr *mr, void *addr, size_t len,
