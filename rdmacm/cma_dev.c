@@ -293,10 +293,18 @@ static int dev_open(struct cma_dev *dev)
 	dev->max_init_rd_atom = (uint8_t)(attr.max_qp_init_rd_atom > 255 ?
 						     255 : attr.max_qp_init_rd_atom);
 	dev->port_mtu = (uint8_t)port.active_mtu;
+	/* The device's PD, every id's until it makes a QP with its own
+	 * (rdma_cm_id.pd is set once an id has a device, as librdmacm's:
+	 * applications allocate from it). */
+	dev->pd = ibv_alloc_pd(dev->verbs);
+	if (!dev->pd) {
+		ret = errno ? errno : ENOMEM;
+		goto err_close;
+	}
 	dev->agent = dev->dv.agent_create(dev->verbs, IB_MGMT_CLASS_CM);
 	if (!dev->agent) {
 		ret = errno ? errno : EIO;
-		goto err_close;
+		goto err_pd;
 	}
 	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
 		seed = (uint32_t)mono_ms(NULL) ^ (uint32_t)getpid() << 16;
@@ -334,6 +342,9 @@ err_cm:
 err_agent:
 	dev->dv.agent_destroy(dev->agent);
 	dev->agent = NULL;
+err_pd:
+	ibv_dealloc_pd(dev->pd);
+	dev->pd = NULL;
 err_close:
 	ibv_close_device(dev->verbs);
 	dev->verbs = NULL;

@@ -142,6 +142,8 @@ void cma_id_on_device(struct cma_id *id, struct cma_dev *dev)
 {
 	id->dev = dev;
 	id->id.verbs = dev->verbs;
+	if (!id->id.qp)
+		id->id.pd = dev->pd;
 	id->id.port_num = 1;
 	id->id.route.addr.addr.ibaddr.sgid = dev->gid;
 	id->id.route.addr.addr.ibaddr.pkey = htons(0xFFFF);

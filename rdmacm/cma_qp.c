@@ -13,13 +13,9 @@
 
 #include "cma.h"
 
-/* Caller holds nothing; the device's PD is made once. */
+/* The device's PD, made when the device was started (cma_dev.c). */
 static struct ibv_pd *default_pd(struct cma_dev *dev)
 {
-	pthread_mutex_lock(&dev->lock);
-	if (!dev->pd)
-		dev->pd = ibv_alloc_pd(dev->verbs);
-	pthread_mutex_unlock(&dev->lock);
 	return dev->pd;
 }
 

@@ -495,6 +495,11 @@ static void cycle(struct run *r, unsigned int n, struct cycle_times *t)
 			      (struct sockaddr *)&r->o.srv_addr, 2000))
 		die("%s: %s", cur_step, strerror(errno));
 	pump(r, EV_ADDR);
+	/* As librdmacm: an id with a device has that device's PD, which
+	 * applications make their own QPs and MRs in. */
+	if (!r->cli.id->pd || r->cli.id->pd->context != r->cli.id->verbs)
+		die("rdma_cm_id.pd is %p after ADDR_RESOLVED, want the device's PD",
+		    (void *)r->cli.id->pd);
 	step(r, "client: rdma_resolve_route");
 	if (rdma_resolve_route(r->cli.id, 2000))
 		die("%s: %s", cur_step, strerror(errno));
