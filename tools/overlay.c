@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
@@ -148,6 +149,23 @@ static int mkd(const char *dir, const char *rel)
 	if (pathf(path, "%s/%s", dir, rel))
 		return ENAMETOOLONG;
 	return mkdir(path, 0755) ? errno : 0;
+}
+
+/* device/net/NETDEV: where a kernel device's netdev is found (rdma-core's
+ * tests and tools look there). */
+static int net_dir(const char *dir, const char *netdev)
+{
+	char rel[64 + IF_NAMESIZE];
+	int rc;
+
+	if (!netdev[0] || strchr(netdev, '/'))
+		return 0;
+	rc = mkd(dir, "device/net");
+	if (!rc) {
+		snprintf(rel, sizeof(rel), "device/net/%s", netdev);
+		rc = mkd(dir, rel);
+	}
+	return rc;
 }
 
 /* Read a one-line sysfs-style file without its trailing newline. */
@@ -310,6 +328,7 @@ static int build_ibdev(const char *dir, const struct ernic_conf *c)
 	    (rc = mkd(dir, "device")) ||
 	    (rc = put(dir, "device/modalias", "%s%s\n",
 		      ERNIC_MODALIAS_PREFIX, be)) ||
+	    (rc = net_dir(dir, c->netdev)) ||
 	    (rc = mkd(dir, "ports")) || (rc = mkd(dir, "ports/1")) ||
 	    (rc = put(dir, "ports/1/state", "4: ACTIVE\n")) ||
 	    (rc = put(dir, "ports/1/phys_state", "5: LinkUp\n")) ||
