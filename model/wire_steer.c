@@ -4,13 +4,16 @@
 #include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
 
 #include "ibta.h"
 #include "wire_steer.h"
@@ -29,6 +32,7 @@
 #define MOV64_IMM(d, i) INSN(BPF_ALU64 | BPF_MOV | BPF_K, d, 0, 0, i)
 #define ADD64_IMM(d, i) INSN(BPF_ALU64 | BPF_ADD | BPF_K, d, 0, 0, i)
 #define AND32_IMM(d, i) INSN(BPF_ALU | BPF_AND | BPF_K, d, 0, 0, i)
+#define LSH64_IMM(d, i) INSN(BPF_ALU64 | BPF_LSH | BPF_K, d, 0, 0, i)
 #define TO_BE16(d) INSN(BPF_ALU | BPF_END | BPF_TO_BE, d, 0, 0, 16)
 #define TO_BE32(d) INSN(BPF_ALU | BPF_END | BPF_TO_BE, d, 0, 0, 32)
 #define LDX_B(d, s, o) INSN(BPF_LDX | BPF_MEM | BPF_B, d, s, o, 0)
@@ -38,6 +42,7 @@
 #define JA(l) INSN(BPF_JMP | BPF_JA, 0, 0, l, 0)
 #define JNE_IMM(d, i, l) INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, l, i)
 #define JEQ_IMM(d, i, l) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, l, i)
+#define JGE_IMM(d, i, l) INSN(BPF_JMP | BPF_JGE | BPF_K, d, 0, l, i)
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
 #define EXIT() INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 /* 64-bit immediate load of a map: two instructions. */
@@ -45,13 +50,16 @@
 	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd),      \
 		INSN(0, 0, 0, 0, 0)
 
-/* Offsets from the UDP header, where an SK_REUSEPORT program's data
- * begins: the BTH follows the 8-byte UDP header, and its bytes 4..7 are
- * a reserved byte and the 24-bit destination QP (IBTA 9.2). On QP1 (UD)
- * a DETH follows the BTH, then the MAD. */
+/* Where the RoCE headers are, from the BTH: its bytes 4..7 are a
+ * reserved byte and the 24-bit destination QP (IBTA 9.2); on QP1 (UD) a
+ * DETH follows the BTH, then the MAD. An SK_REUSEPORT program's data
+ * begins at the UDP header, a socket filter's on an AF_PACKET socket at
+ * the Ethernet header (no VLAN tag: a NIC's is out of band). */
 #define UDP_HDR_LEN 8
-#define BTH_DESTQP_WORD (UDP_HDR_LEN + 4)
-#define MAD_OFF (UDP_HDR_LEN + ROCE_BTH_LEN + ROCE_DETH_LEN)
+#define BTH_DESTQP_WORD 4
+#define BTH_MAD (ROCE_BTH_LEN + ROCE_DETH_LEN)
+#define IPV4_HDR_MIN 20
+#define IPV6_HDR_LEN 40
 
 /* In the MAD (IBTA 13.4.2, 12.6): the management class, the attribute
  * ID, a REQ's service ID, and the top byte of the remote communication
@@ -63,15 +71,22 @@
 #define MAD_LEN 40
 
 /* Stack (fp - n): the MAD's first bytes, the BTH word, the QP and then
- * the slot to select. */
+ * the slot to select. A frame's first bytes (from its ethertype) go
+ * where the MAD will, its UDP destination port where the BTH word will. */
 #define FP_MAD (-8 - MAD_LEN)
 #define FP_WORD (-8)
 #define FP_KEY (-4)
+#define FRAME_HEAD 12		/* ethertype .. IPv4 protocol */
+#define FRAME_HEAD_LEN 12
 
 /* The program, built with labels: emit() copies instructions in and
  * notes each jump, whose offset is a label until prog_done(). */
-enum lbl { L_TAG, L_OWNER, L_SELECT, L_PASS, L_COUNT };
-#define PROG_MAX 64
+enum lbl {
+	L_TAG, L_OWNER, L_NAMED, L_NOBODY, L_PASS,	/* both programs */
+	L_IPV6, L_IHL, L_UDP, L_CHECK, L_DROP,		/* frames */
+	L_COUNT
+};
+#define PROG_MAX 128
 
 struct prog {
 	struct bpf_insn insn[PROG_MAX];
@@ -79,6 +94,8 @@ struct prog {
 	int jump[PROG_MAX], njump;
 	bool bad;		/* too long, or a jump to no label */
 };
+
+enum { R0, R1, R2, R3, R4, R5, R6, R7, R10 = 10 };
 
 static void emit(struct prog *p, size_t n, const struct bpf_insn *in)
 {
@@ -102,6 +119,13 @@ static void emit(struct prog *p, size_t n, const struct bpf_insn *in)
 	     (struct bpf_insn[]){ __VA_ARGS__ })
 #define LABEL(p, l) ((p)->at[l] = (p)->n)
 
+static void prog_init(struct prog *p)
+{
+	*p = (struct prog){ .n = 0 };
+	for (int l = 0; l < L_COUNT; l++)
+		p->at[l] = -1;
+}
+
 static void prog_done(struct prog *p)
 {
 	for (int k = 0; k < p->njump; k++) {
@@ -115,29 +139,47 @@ static void prog_done(struct prog *p)
 	}
 }
 
-static void build(struct prog *p, int owners_fd, int socks_fd,
-		  int services_fd)
-{
-	enum { R0, R1, R2, R3, R4, R5, R6, R10 = 10 };
+/* Where the BTH begins in the program's data: at offset off, or (reg)
+ * at the offset R7 holds. */
+struct bth_at {
+	bool reg;
+	int32_t off;
+};
 
-	*p = (struct prog){ .n = 0 };
-	for (int l = 0; l < L_COUNT; l++)
-		p->at[l] = -1;
-	EMIT(p, MOV64_REG(R6, R1));		/* ctx */
-	/* r0 = skb_load_bytes(ctx, 12, fp - 8, 4) */
-	EMIT(p, MOV64_IMM(R2, BTH_DESTQP_WORD), MOV64_REG(R3, R10),
-	     ADD64_IMM(R3, FP_WORD), MOV64_IMM(R4, 4),
+/* r2 = the BTH's offset + k */
+static void emit_bth_off(struct prog *p, const struct bth_at *at, int32_t k)
+{
+	if (at->reg)
+		EMIT(p, MOV64_REG(R2, R7), ADD64_IMM(R2, k));
+	else
+		EMIT(p, MOV64_IMM(R2, at->off + k));
+}
+
+/*
+ * Which process the RoCE packet whose BTH is at `at` names, as
+ * wire_steer.h says (R6: the context). Ends at L_NAMED (next) with r1 =
+ * slot + 1, or 0 where QP1's owner is not there either; a runt and a QP
+ * past the array jump to L_NOBODY. The stack holds the QP at FP_KEY.
+ */
+static void emit_named(struct prog *p, const struct bth_at *at,
+		       int owners_fd, int services_fd)
+{
+	/* r0 = skb_load_bytes(ctx, bth + 4, fp - 8, 4) */
+	EMIT(p, MOV64_REG(R1, R6));
+	emit_bth_off(p, at, BTH_DESTQP_WORD);
+	EMIT(p, MOV64_REG(R3, R10), ADD64_IMM(R3, FP_WORD), MOV64_IMM(R4, 4),
 	     CALL(BPF_FUNC_skb_load_bytes));
-	/* a runt: the kernel's own choice */
-	EMIT(p, JNE_IMM(R0, 0, L_PASS));
+	EMIT(p, JNE_IMM(R0, 0, L_NOBODY));
 	/* fp - 4 = be32(word) & 0xffffff: the destination QP */
 	EMIT(p, LDX_W(R1, R10, FP_WORD), TO_BE32(R1), AND32_IMM(R1, 0xFFFFFF),
 	     STX_W(R10, R1, FP_KEY));
 	EMIT(p, JNE_IMM(R1, 1, L_OWNER));
 	/* QP1: the MAD's first bytes; short, or not CM: QP1's owner */
-	EMIT(p, MOV64_REG(R1, R6), MOV64_IMM(R2, MAD_OFF), MOV64_REG(R3, R10),
-	     ADD64_IMM(R3, FP_MAD), MOV64_IMM(R4, MAD_LEN),
-	     CALL(BPF_FUNC_skb_load_bytes), JNE_IMM(R0, 0, L_OWNER));
+	EMIT(p, MOV64_REG(R1, R6));
+	emit_bth_off(p, at, (int32_t)BTH_MAD);
+	EMIT(p, MOV64_REG(R3, R10), ADD64_IMM(R3, FP_MAD),
+	     MOV64_IMM(R4, MAD_LEN), CALL(BPF_FUNC_skb_load_bytes),
+	     JNE_IMM(R0, 0, L_OWNER));
 	EMIT(p, LDX_B(R1, R10, FP_MAD + MAD_CLASS),
 	     JNE_IMM(R1, IB_MGMT_CLASS_CM, L_OWNER));
 	EMIT(p, LDX_H(R1, R10, FP_MAD + MAD_ATTR_ID), TO_BE16(R1),
@@ -147,47 +189,113 @@ static void build(struct prog *p, int owners_fd, int socks_fd,
 	EMIT(p, LD_MAP_FD(R1, services_fd), MOV64_REG(R2, R10),
 	     ADD64_IMM(R2, FP_MAD + CM_REQ_SERVICE_ID),
 	     CALL(BPF_FUNC_map_lookup_elem), JEQ_IMM(R0, 0, L_OWNER),
-	     LDX_W(R1, R0, 0), JNE_IMM(R1, 0, L_SELECT), JA(L_OWNER));
+	     LDX_W(R1, R0, 0), JNE_IMM(R1, 0, L_NAMED), JA(L_OWNER));
 	/* any other CM MAD: the remote communication ID's top byte is
 	 * slot + 1, 0 for a CM that does not tag (QP1's owner) */
 	LABEL(p, L_TAG);
 	EMIT(p, LDX_B(R1, R10, FP_MAD + CM_REMOTE_COMM_ID),
-	     JNE_IMM(R1, 0, L_SELECT));
+	     JNE_IMM(R1, 0, L_NAMED));
 	/* r0 = &owners[qp], NULL past the array; slot + 1, 0 for none */
 	LABEL(p, L_OWNER);
 	EMIT(p, LD_MAP_FD(R1, owners_fd), MOV64_REG(R2, R10),
 	     ADD64_IMM(R2, FP_KEY), CALL(BPF_FUNC_map_lookup_elem),
-	     JEQ_IMM(R0, 0, L_PASS), LDX_W(R1, R0, 0));
+	     JEQ_IMM(R0, 0, L_NOBODY), LDX_W(R1, R0, 0));
+	LABEL(p, L_NAMED);
+}
+
+/* SK_REUSEPORT: select the named slot's socket in socks; nobody, and a
+ * slot whose socket is gone, leave the kernel's hash choice. */
+static void build(struct prog *p, int owners_fd, int socks_fd,
+		  int services_fd)
+{
+	const struct bth_at at = { .reg = false, .off = UDP_HDR_LEN };
+
+	prog_init(p);
+	EMIT(p, MOV64_REG(R6, R1));		/* ctx */
+	emit_named(p, &at, owners_fd, services_fd);
 	/* r1 = slot + 1: sk_select_reuseport(ctx, socks, &slot, 0); a miss
 	 * (the slot's socket is gone) leaves the kernel's choice */
-	LABEL(p, L_SELECT);
 	EMIT(p, JEQ_IMM(R1, 0, L_PASS), ADD64_IMM(R1, -1),
 	     STX_W(R10, R1, FP_KEY), MOV64_REG(R1, R6),
 	     LD_MAP_FD(R2, socks_fd), MOV64_REG(R3, R10),
 	     ADD64_IMM(R3, FP_KEY), MOV64_IMM(R4, 0),
 	     CALL(BPF_FUNC_sk_select_reuseport));
+	LABEL(p, L_NOBODY);
 	LABEL(p, L_PASS);
 	EMIT(p, MOV64_IMM(R0, SK_PASS), EXIT());
 	prog_done(p);
 }
 
-static int load_prog(int owners_fd, int socks_fd, int services_fd,
+/*
+ * Socket filter for slot's AF_PACKET socket: IPv4 (options skipped, IHL
+ * < 5 read as 20) or IPv6 UDP to 4791, as attach_roce_filter in
+ * model_wire.c takes them, whose named slot (nobody: QP1's owner's) is
+ * slot. Keeps the whole frame (skb->len), or nothing.
+ */
+static void build_frame(struct prog *p, uint32_t slot, int owners_fd,
+			int services_fd)
+{
+	const struct bth_at at = { .reg = true };
+
+	prog_init(p);
+	EMIT(p, MOV64_REG(R6, R1));		/* ctx */
+	/* fp - 48 = frame bytes 12..23, or drop a runt */
+	EMIT(p, MOV64_IMM(R2, FRAME_HEAD), MOV64_REG(R3, R10),
+	     ADD64_IMM(R3, FP_MAD), MOV64_IMM(R4, FRAME_HEAD_LEN),
+	     CALL(BPF_FUNC_skb_load_bytes), JNE_IMM(R0, 0, L_DROP));
+	EMIT(p, LDX_H(R1, R10, FP_MAD), TO_BE16(R1),
+	     JNE_IMM(R1, ETH_P_IP, L_IPV6));
+	/* IPv4: UDP; r7 = the UDP header's offset, 14 + 4 * IHL (>= 20) */
+	EMIT(p, LDX_B(R2, R10, FP_MAD + ETH_HLEN - FRAME_HEAD + 9),
+	     JNE_IMM(R2, IPPROTO_UDP, L_DROP),
+	     LDX_B(R1, R10, FP_MAD + ETH_HLEN - FRAME_HEAD),
+	     AND32_IMM(R1, 0xF), LSH64_IMM(R1, 2),
+	     JGE_IMM(R1, IPV4_HDR_MIN, L_IHL), MOV64_IMM(R1, IPV4_HDR_MIN));
+	LABEL(p, L_IHL);
+	EMIT(p, ADD64_IMM(R1, ETH_HLEN), MOV64_REG(R7, R1), JA(L_UDP));
+	/* IPv6: UDP as the next header, no extension headers */
+	LABEL(p, L_IPV6);
+	EMIT(p, JNE_IMM(R1, ETH_P_IPV6, L_DROP),
+	     LDX_B(R2, R10, FP_MAD + ETH_HLEN - FRAME_HEAD + 6),
+	     JNE_IMM(R2, IPPROTO_UDP, L_DROP),
+	     MOV64_IMM(R7, ETH_HLEN + IPV6_HDR_LEN));
+	/* the UDP destination port: 4791; r7 = the BTH's offset */
+	LABEL(p, L_UDP);
+	EMIT(p, MOV64_REG(R1, R6), MOV64_REG(R2, R7), ADD64_IMM(R2, 2),
+	     MOV64_REG(R3, R10), ADD64_IMM(R3, FP_WORD), MOV64_IMM(R4, 2),
+	     CALL(BPF_FUNC_skb_load_bytes), JNE_IMM(R0, 0, L_DROP),
+	     LDX_H(R1, R10, FP_WORD), TO_BE16(R1),
+	     JNE_IMM(R1, ROCE_UDP_PORT, L_DROP), ADD64_IMM(R7, UDP_HDR_LEN));
+	emit_named(p, &at, owners_fd, services_fd);
+	EMIT(p, JNE_IMM(R1, 0, L_CHECK));
+	/* nobody: r1 = owners[1], slot + 1 or 0 */
+	LABEL(p, L_NOBODY);
+	EMIT(p, MOV64_IMM(R1, 1), STX_W(R10, R1, FP_KEY),
+	     LD_MAP_FD(R1, owners_fd), MOV64_REG(R2, R10),
+	     ADD64_IMM(R2, FP_KEY), CALL(BPF_FUNC_map_lookup_elem),
+	     JEQ_IMM(R0, 0, L_DROP), LDX_W(R1, R0, 0));
+	LABEL(p, L_CHECK);
+	EMIT(p, JNE_IMM(R1, (int32_t)slot + 1, L_DROP),
+	     LDX_W(R0, R6, offsetof(struct __sk_buff, len)), EXIT());
+	LABEL(p, L_DROP);
+	EMIT(p, MOV64_IMM(R0, 0), EXIT());
+	prog_done(p);
+}
+
+static int load_prog(const struct prog *p, enum bpf_prog_type type,
+		     enum bpf_attach_type attach, const char *name,
 		     char *log, size_t loglen)
 {
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = BPF_SK_REUSEPORT_SELECT);
-	struct prog p;
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach);
 	int fd, e;
 
-	build(&p, owners_fd, socks_fd, services_fd);
-	if (p.bad) {
+	if (p->bad) {
 		snprintf(log, loglen, "over %d instructions, or a jump to "
 			 "no label", PROG_MAX);
 		errno = EFAULT;
 		return -1;
 	}
-	fd = bpf_prog_load(BPF_PROG_TYPE_SK_REUSEPORT, "ernic_destqp", "MIT",
-			   p.insn, (size_t)p.n, &opts);
+	fd = bpf_prog_load(type, name, "MIT", p->insn, (size_t)p->n, &opts);
 	if (fd >= 0 || errno != EINVAL)
 		return fd;
 	/* Refused by the verifier: load again for its reason. */
@@ -195,26 +303,41 @@ static int load_prog(int owners_fd, int socks_fd, int services_fd,
 	opts.log_buf = log;
 	opts.log_size = (__u32)loglen;
 	opts.log_level = 1;
-	(void)bpf_prog_load(BPF_PROG_TYPE_SK_REUSEPORT, "ernic_destqp", "MIT",
-			    p.insn, (size_t)p.n, &opts);
+	(void)bpf_prog_load(type, name, "MIT", p->insn, (size_t)p->n, &opts);
 	errno = e;
 	return -1;
+}
+
+/* err = the formatted reason, ": ", strerror(e) and a hint for EPERM */
+static void vreason(char *err, size_t errlen, int e, const char *fmt,
+		    va_list ap)
+{
+	int n = vsnprintf(err, errlen, fmt, ap);
+
+	if (n >= 0 && (size_t)n < errlen)
+		snprintf(err + n, errlen - (size_t)n, ": %s%s", strerror(e),
+			 e == EPERM ? " (sharing a software ERNIC between "
+				      "processes needs CAP_BPF and "
+				      "CAP_NET_ADMIN, or root)" : "");
+}
+
+static void reason(char *err, size_t errlen, int e, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreason(err, errlen, e, fmt, ap);
+	va_end(ap);
 }
 
 static int fail(struct ernic_steer *st, char *err, size_t errlen, int e,
 		const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(err, errlen, fmt, ap);
+	vreason(err, errlen, e, fmt, ap);
 	va_end(ap);
-	if (n >= 0 && (size_t)n < errlen)
-		snprintf(err + n, errlen - (size_t)n, ": %s%s", strerror(e),
-			 e == EPERM ? " (sharing a software ERNIC between "
-				      "processes needs CAP_BPF and "
-				      "CAP_NET_ADMIN, or root)" : "");
 	ernic_steer_close(st);
 	return e;
 }
@@ -241,6 +364,7 @@ int ernic_steer_open(struct ernic_steer *st, int fd,
 		     size_t errlen)
 {
 	char log[1024] = "";
+	struct prog p;
 
 	ernic_steer_init(st);
 	if (join) {
@@ -277,8 +401,10 @@ int ernic_steer_open(struct ernic_steer *st, int fd,
 	if (st->services_fd < 0)
 		return fail(st, err, errlen, errno,
 			    "steering map (services)");
-	st->prog_fd = load_prog(st->owners_fd, st->socks_fd,
-				st->services_fd, log, sizeof(log));
+	build(&p, st->owners_fd, st->socks_fd, st->services_fd);
+	st->prog_fd = load_prog(&p, BPF_PROG_TYPE_SK_REUSEPORT,
+				BPF_SK_REUSEPORT_SELECT, "ernic_destqp", log,
+				sizeof(log));
 	if (st->prog_fd < 0)
 		return fail(st, err, errlen, errno, "steering program%s%s",
 			    *log ? ": " : "", log);
@@ -379,4 +505,31 @@ void ernic_steer_close(struct ernic_steer *st)
 	if (st->services_fd >= 0)
 		close(st->services_fd);
 	st->socks_fd = st->owners_fd = st->services_fd = st->prog_fd = -1;
+}
+
+int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot, char *err,
+			   size_t errlen)
+{
+	char log[1024] = "";
+	struct prog p;
+	int fd, e;
+
+	if (slot >= ERNIC_STEER_SLOTS || st->owners_fd < 0 ||
+	    st->services_fd < 0) {
+		reason(err, errlen, EINVAL, "frame steering program: %s %u",
+		       slot >= ERNIC_STEER_SLOTS ? "no slot" : "no maps for slot",
+		       slot);
+		errno = EINVAL;
+		return -1;
+	}
+	build_frame(&p, slot, st->owners_fd, st->services_fd);
+	fd = load_prog(&p, BPF_PROG_TYPE_SOCKET_FILTER, 0, "ernic_frame", log,
+		       sizeof(log));
+	if (fd < 0) {
+		e = errno;
+		reason(err, errlen, e, "frame steering program%s%s",
+		       *log ? ": " : "", log);
+		errno = e;
+	}
+	return fd;
 }

@@ -24,3 +24,10 @@ add_executable(test_steer ${CMAKE_CURRENT_LIST_DIR}/test_steer.c)
 target_link_libraries(test_steer PRIVATE ernic_model PkgConfig::CMOCKA)
 add_test(NAME steer COMMAND test_steer)
 set_tests_properties(steer PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# The same steering for frame mode (AF_PACKET socket filters), on lo in a
+# network namespace of its own; root.
+add_executable(test_steer_frame ${CMAKE_CURRENT_LIST_DIR}/test_steer_frame.c)
+target_link_libraries(test_steer_frame PRIVATE ernic_model PkgConfig::CMOCKA)
+add_test(NAME steer_frame COMMAND test_steer_frame)
+set_tests_properties(steer_frame PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
