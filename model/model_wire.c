@@ -361,6 +361,30 @@ opt_fail:
 	return -1;
 }
 
+/*
+ * Frame mode on a device shared by processes: every process's AF_PACKET
+ * socket sees every frame, so each takes only its own (eBPF socket
+ * filter of the steering maps, wire_steer.h). The maps, QP1's owner and
+ * who is alive come from the UDP socket that holds ADDR:4791, which
+ * joins the device's reuseport group as in UDP mode and drops all.
+ */
+static int frame_filter(struct model_wire *w, char *err, size_t errlen)
+{
+	int prog, rc = 0;
+
+	prog = ernic_steer_frame_prog(&w->st, w->slot, err, errlen);
+	if (prog < 0)
+		return -1;
+	if (setsockopt(w->fd, SOL_SOCKET, SO_ATTACH_BPF, &prog,
+		       sizeof(prog))) {
+		set_err(err, errlen, "AF_PACKET steering filter: %s",
+			strerror(errno));
+		rc = -1;
+	}
+	close(prog);	/* the socket holds it */
+	return rc;
+}
+
 static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 		      char *err, size_t errlen)
 {
@@ -373,6 +397,17 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 			errno = ENODEV;
 		return -1;
 	}
+	/* Holds ADDR:4791 so the kernel answers no ICMP port unreachable;
+	 * shared, it is also what makes or joins the steering group. */
+	w->drop_fd = conf->share_state[0] ?
+			     share_socket(w, conf, err, errlen) :
+			     udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
+	if (w->drop_fd < 0)
+		return -1;
+	if (attach_drop_all(w->drop_fd)) {
+		set_err(err, errlen, "UDP drop filter: %s", strerror(errno));
+		return -1;
+	}
 	/* Protocol 0 until bound, so nothing unfiltered is queued. */
 	w->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (w->fd < 0) {
@@ -380,8 +415,11 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 			errno == EPERM ? " (needs CAP_NET_RAW)" : "");
 		return -1;
 	}
-	if (attach_roce_filter(w->fd)) {
-		set_err(err, errlen, "AF_PACKET filter: %s", strerror(errno));
+	if (w->shared ? frame_filter(w, err, errlen) :
+			attach_roce_filter(w->fd)) {
+		if (!w->shared)
+			set_err(err, errlen, "AF_PACKET filter: %s",
+				strerror(errno));
 		return -1;
 	}
 	size_buffers(w->fd);
@@ -398,14 +436,6 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 		return -1;
 	}
 	w->send_fd = w->fd;
-	/* Holds ADDR:4791 so the kernel answers no ICMP port unreachable. */
-	w->drop_fd = udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
-	if (w->drop_fd < 0)
-		return -1;
-	if (attach_drop_all(w->drop_fd)) {
-		set_err(err, errlen, "UDP drop filter: %s", strerror(errno));
-		return -1;
-	}
 	return 0;
 }
 

@@ -70,7 +70,10 @@ add_test(NAME app_netns_loss COMMAND bash ${_apps}/netns_loss.sh)
 add_test(NAME app_rdmacm_faults
   COMMAND bash ${_apps}/rdmacm_faults.sh $<TARGET_FILE:icrc_check>
           $<TARGET_FILE:rdmacm_survivor>)
-set_tests_properties(app_netns app_netns_loss app_rdmacm_faults PROPERTIES
+# One frame-wire device, many processes: ib_write_bw pairs and rping.
+add_test(NAME app_share_frame COMMAND bash ${_apps}/share_frame.sh)
+set_tests_properties(app_netns app_netns_loss app_rdmacm_faults
+  app_share_frame PROPERTIES
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 1800)
 
