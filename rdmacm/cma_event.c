@@ -234,45 +234,57 @@ void cma_drop_events(struct cma_id *id)
 	cma_drop_events_from(id->chan, id);
 }
 
-void cma_drop_events_from(struct cma_channel *c, struct cma_id *id)
+/*
+ * Take out of channel c, in their order, the events of id: those it owns
+ * and, with about_too, those about it. Their bytes in the socket go with
+ * them. A list, linked by next.
+ */
+static struct cma_event *take_events(struct cma_channel *c,
+				     struct cma_id *id, bool about_too)
 {
-	struct cma_event *e, **p, *orphans = NULL;
+	struct cma_event *e, **p, *taken = NULL, **tail = &taken;
 	char one;
 
-	if (!c)
-		return;
 	pthread_mutex_lock(&c->lock);
 	for (p = &c->head; *p;) {
 		e = *p;
-		if (e->ev.id != &id->id && e->owner != id) {
+		if (e->owner != id && (!about_too || e->ev.id != &id->id)) {
 			p = &e->next;
 			continue;
 		}
 		*p = e->next;
-		/* Its byte in the socket goes with it. */
+		e->next = NULL;
+		*tail = e;
+		tail = &e->next;
 		if (recv(c->ch.fd, &one, 1, MSG_DONTWAIT) != 1) {
 			/* A reader took the byte and waits for the lock:
 			 * it will find no event and say ENODATA. */
-		}
-		pthread_mutex_lock(&ack_lock);
-		e->owner->events_pending--;
-		pthread_mutex_unlock(&ack_lock);
-		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-		    e->ev.id != &id->id) {
-			e->next = orphans;
-			orphans = e;
-		} else {
-			free(e);
 		}
 	}
 	c->tail = NULL;
 	for (struct cma_event *q = c->head; q; q = q->next)
 		c->tail = q;
 	pthread_mutex_unlock(&c->lock);
-	while (orphans) {
-		e = orphans;
-		orphans = e->next;
-		rdma_destroy_id(e->ev.id);
+	return taken;
+}
+
+void cma_drop_events_from(struct cma_channel *c, struct cma_id *id)
+{
+	struct cma_event *e, *taken;
+
+	if (!c)
+		return;
+	taken = take_events(c, id, true);
+	while (taken) {
+		e = taken;
+		taken = e->next;
+		pthread_mutex_lock(&ack_lock);
+		e->owner->events_pending--;
+		pthread_mutex_unlock(&ack_lock);
+		/* A connection request nobody read: its new id goes. */
+		if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+		    e->ev.id != &id->id)
+			rdma_destroy_id(e->ev.id);
 		free(e);
 	}
 }
@@ -337,32 +349,12 @@ CMA_EXPORT const char *rdma_event_str(enum rdma_cm_event_type event)
 void cma_move_events(struct cma_channel *from, struct cma_channel *to,
 		     struct cma_id *id)
 {
-	struct cma_event *e, **p, *moved = NULL, **mtail = &moved;
+	struct cma_event *e, *moved;
 	char one = 1;
 
 	if (!from || !to || from == to)
 		return;
-	pthread_mutex_lock(&from->lock);
-	for (p = &from->head; *p;) {
-		e = *p;
-		if (e->owner != id) {
-			p = &e->next;
-			continue;
-		}
-		*p = e->next;
-		e->next = NULL;
-		*mtail = e;
-		mtail = &e->next;
-		if (recv(from->ch.fd, &one, 1, MSG_DONTWAIT) != 1) {
-			/* A reader took the byte and waits for the lock:
-			 * it will find no event and say ENODATA. */
-		}
-	}
-	from->tail = NULL;
-	for (struct cma_event *q = from->head; q; q = q->next)
-		from->tail = q;
-	pthread_mutex_unlock(&from->lock);
-
+	moved = take_events(from, id, false);
 	while (moved) {
 		e = moved;
 		moved = e->next;

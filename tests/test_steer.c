@@ -26,6 +26,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "ibta.h"
 #include "wire_steer.h"
 
 #define PORT 48791	/* not 4791: devices of other tests may be up */
@@ -168,12 +169,13 @@ static int who_got(struct grp *g, uint32_t tag)
 	return -1;
 }
 
-#define CM 0x07			/* management class */
-#define REQ 0x0010		/* CM attribute IDs */
-#define REP 0x0013
-#define DREQ 0x0015
-#define DREP 0x0016
-#define MAD_SIZE 256
+/* IBTA names, short */
+#define CM IB_MGMT_CLASS_CM
+#define REQ IB_CM_ATTR_REQ
+#define REP IB_CM_ATTR_REP
+#define DREQ IB_CM_ATTR_DREQ
+#define DREP IB_CM_ATTR_DREP
+#define MAD_SIZE IB_MAD_SIZE
 #define TAG(sock) ERNIC_STEER_COMM_TAG(10 + (sock))
 
 /*
