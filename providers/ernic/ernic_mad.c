@@ -356,6 +356,7 @@ int ernicdv_mad_agent_destroy(struct ernicdv_mad_agent *a)
 			dev->mad->agents[a->mgmt_class] = NULL;
 		pthread_mutex_unlock(&dev->mad->lock);
 	}
+	/* (A device stopped first gave them back with its process slot.) */
 	while (a->nsvc)
 		ernicdv_mad_release_service(a, a->svc[a->nsvc - 1]);
 	free(a->svc);

@@ -176,11 +176,14 @@ int ernic_share_service(struct ernic_dev *dev, uint64_t service_id,
 			bool claim)
 {
 	struct ernic_ds *ds = dev->ds.ds;
-	int (*steer)(struct ernic_access *, uint64_t, bool) =
-		dev->acc->ops->mad_steer;
+	int (*steer)(struct ernic_access *, uint64_t, bool);
 	bool gone = false;
-	int r = ernic_ds_lock(&dev->ds, NULL, NULL);
+	int r;
 
+	if (!ds || !dev->acc)
+		return ENODEV;	/* the device was stopped */
+	steer = dev->acc->ops->mad_steer;
+	r = ernic_ds_lock(&dev->ds, NULL, NULL);
 	if (r)
 		return r;
 	if (claim) {
