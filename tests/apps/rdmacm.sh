@@ -21,21 +21,18 @@ need_cmds rping ucmatose rdma_server rdma_client udaddy mckey ib_write_bw \
 
 # Hosts 0 and 1: software ERNICs in the programs' own processes; hosts 2
 # and 3: virtual FPGAs driven through the UIO backend (--sim-uio).
-declare -A HOST_NODE
 make_host() { # H KIND IP
 	local h=$1 kind=$2 ip=$3 dev=ernicr$1 rundir=$WORK/host$1 words
 	mkdir -p "$rundir"
 	ERNIC_RUNDIR=$rundir "$ERNICCTL" add "$dev" "--$kind" "$ip" >/dev/null ||
 		fail "ernicctl add $dev --$kind $ip"
 	at_exit env "ERNIC_RUNDIR=$rundir" "$ERNICCTL" del "$dev"
-	HOST_NODE[host$h]=/dev/infiniband/$(ERNIC_RUNDIR=$rundir "$ERNICCTL" list |
-		awk -v d="$dev" '$1 == d { print $2 }')
 	# What eval "$(ernicctl env)" gives a program on that host.
 	words=$(ERNIC_RUNDIR=$rundir bash -c 'eval "$("$0" env)" &&
 		printf "SYSFS_PATH=%s RDMAV_DRIVERS=%s LD_PRELOAD=%s LD_LIBRARY_PATH=%s" \
 		"$SYSFS_PATH" "$RDMAV_DRIVERS" "$LD_PRELOAD" "$LD_LIBRARY_PATH"' "$ERNICCTL")
 	# shellcheck disable=SC2086 # VAR=VALUE words without spaces
-	define_host "host$h" "$dev" "$ip" "" $words
+	define_host "host$h" "$dev" "$ip" "" "ERNIC_RUNDIR=$rundir" $words
 }
 make_host 0 sw 127.0.0.72
 make_host 1 sw 127.0.0.73
@@ -47,14 +44,15 @@ so=$(on_host host1 env LD_TRACE_LOADED_OBJECTS=1 rping 2>/dev/null | awk '/librd
 [[ "$so" == */lib/rdmacm/librdmacm.so.1 ]] ||
 	fail "rping does not load the ERNIC librdmacm: '$so'"
 
-# An rdma_cm server is ready once a process holds its device (libibverbs
-# keeps the device's uverbs node open) and rdma_listen() has run, which
-# every program here does right after binding.
+# An rdma_cm server is ready once the device's state file says a process
+# listens on the port (`ernicctl show`: rdma_listen claims it there). A
+# client that came earlier would be rejected, and perftest's retry after
+# a REJ reuses ids it has freed (seen: ib_write_bw -R crashing in
+# rdma_resolve_addr).
 # shellcheck disable=SC2317 # called through PAIR_READY
 rdmacm_ready() { # HOST PORT
-	[ -n "$(find /proc/[0-9]*/fd -lname "${HOST_NODE[$1]}" -print -quit 2>/dev/null)" ] ||
-		return 1
-	sleep 0.3
+	on_host "$1" "$ERNICCTL" show "${HOST_DEV[$1]}" |
+		grep -qE "^process .* listens (.*,)?tcp:$2(,|$)"
 }
 PAIR_READY=rdmacm_ready
 # The pair the cases run on: server SH, client CH.

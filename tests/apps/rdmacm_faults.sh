@@ -28,25 +28,21 @@ SURVIVOR=$(readlink -f "${2:?usage: $0 PATH/TO/icrc_check PATH/TO/rdmacm_survivo
 eval "$("$ERNICCTL" env)"
 export LD_LIBRARY_PATH LD_PRELOAD RDMAV_DRIVERS
 
-declare -A HOST_NODE
-# ready once a process holds the device (its uverbs node) and listens.
+# ready once the device's state file says a process listens on the port
+# (`ernicctl show`: rdma_listen claims it there). A client that came
+# earlier would be rejected, and perftest's retry after a REJ reuses ids
+# it has freed (seen: ib_write_bw -R crashing in rdma_resolve_addr).
 # shellcheck disable=SC2317 # called through PAIR_READY
 rdmacm_ready() { # HOST PORT
-	[ -n "$(find /proc/[0-9]*/fd -lname "${HOST_NODE[$1]}" -print -quit 2>/dev/null)" ] ||
-		return 1
-	sleep 0.3
+	on_host "$1" "$ERNICCTL" show "${HOST_DEV[$1]}" |
+		grep -qE "^process .* listens (.*,)?tcp:$2(,|$)"
 }
 PAIR_READY=rdmacm_ready
-node_of() { # HOST
-	HOST_NODE[$1]=/dev/infiniband/$(on_host "$1" "$ERNICCTL" list |
-		awk -v d="${HOST_DEV[$1]}" '$1 == d { print $2 }')
-}
 # A host on lo with an overlay of its own and a UDP-wire device.
 lo_host() { # NAME DEV ADDR
 	local run=$WORK/run-$1
 	define_host "$1" "$2" "$3" "" "ERNIC_RUNDIR=$run" "SYSFS_PATH=$run/sysfs"
 	add_device "$1" "$3"
-	node_of "$1"
 }
 
 rping_ok() { # LABEL SRV CLI SIZE COUNT
@@ -82,8 +78,6 @@ make_netns "$A" "$B"
 veth_pair "$A" erncma 198.51.100.33/24 "$B" erncmb 198.51.100.34/24
 netns_host na erncma0 198.51.100.33 "$A"
 netns_host nb erncmb0 198.51.100.34 "$B"
-node_of na
-node_of nb
 rping_ok "netns" nb na 4096 100
 ucma_ok "netns" nb na 10 50
 if run_pair "ib_write_bw -R netns" nb na \
