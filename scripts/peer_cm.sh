@@ -136,10 +136,10 @@ srv_host() { # OUTFILE CMD...
 	pid=$!
 	BG+=("$pid")
 	for ((i = 0; i < 100; i++)); do
-		ss -Hp -0 2>/dev/null | grep -q "pid=$(pgrep -P "$pid" | head -1)," && break
+		# listening: the device's state file lists its port (rdma_listen)
+		"$ERNICCTL" show "$DEV" 2>/dev/null | grep -q '^listens [1-9]' && break
 		sleep 0.1
 	done
-	sleep 0.5
 	SRV_PID=$pid
 }
 srv_wait() { # -> its exit status
