@@ -273,6 +273,16 @@ out:
 	return fd;
 }
 
+/* The socket on ADDR:4791: shared with the device's other processes
+ * when the device has a state file, else this process's alone. */
+static int port_socket(struct model_wire *w, const struct ernic_conf *conf,
+		       char *err, size_t errlen)
+{
+	return conf->share_state[0] ?
+		       share_socket(w, conf, err, errlen) :
+		       udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
+}
+
 void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en)
 {
 	uint32_t cur;
@@ -316,9 +326,7 @@ static int open_udp(struct model_wire *w, const struct ernic_conf *conf,
 	int fd;
 	bool v6 = w->family == AF_INET6;
 
-	w->fd = conf->share_state[0] ?
-			share_socket(w, conf, err, errlen) :
-			udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
+	w->fd = port_socket(w, conf, err, errlen);
 	if (w->fd < 0)
 		return -1;
 	size_buffers(w->fd);
@@ -399,9 +407,7 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 	}
 	/* Holds ADDR:4791 so the kernel answers no ICMP port unreachable;
 	 * shared, it is also what makes or joins the steering group. */
-	w->drop_fd = conf->share_state[0] ?
-			     share_socket(w, conf, err, errlen) :
-			     udp_socket(w, ROCE_UDP_PORT, false, err, errlen);
+	w->drop_fd = port_socket(w, conf, err, errlen);
 	if (w->drop_fd < 0)
 		return -1;
 	if (attach_drop_all(w->drop_fd)) {
@@ -415,11 +421,11 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 			errno == EPERM ? " (needs CAP_NET_RAW)" : "");
 		return -1;
 	}
-	if (w->shared ? frame_filter(w, err, errlen) :
-			attach_roce_filter(w->fd)) {
-		if (!w->shared)
-			set_err(err, errlen, "AF_PACKET filter: %s",
-				strerror(errno));
+	if (w->shared) {
+		if (frame_filter(w, err, errlen))
+			return -1;
+	} else if (attach_roce_filter(w->fd)) {
+		set_err(err, errlen, "AF_PACKET filter: %s", strerror(errno));
 		return -1;
 	}
 	size_buffers(w->fd);
