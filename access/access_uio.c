@@ -205,6 +205,18 @@ static void ua_close(struct ernic_access *acc)
 	free(ua);
 }
 
+static void ua_set_pager(struct ernic_access *acc,
+			 const struct ernic_pager *pager)
+{
+	uio_dma_set_pager(to_uio(acc)->dma, pager);
+}
+
+static int ua_dma_view(struct ernic_access *acc, uint64_t bus, size_t len,
+		       struct ernic_dma *out)
+{
+	return uio_dma_view(to_uio(acc)->dma, bus, len, out);
+}
+
 static void ua_dma_sync(struct ernic_access *acc, const void *va, size_t len,
 			enum ernic_dma_dir dir)
 {
@@ -224,6 +236,8 @@ static const struct ernic_access_ops uio_ops = {
 	.irq_fd = ua_irq_fd,
 	.irq_enable = ua_irq_enable,
 	.flush = ua_flush,
+	.set_pager = ua_set_pager,
+	.dma_view = ua_dma_view,
 	.close = ua_close,
 };
 
@@ -364,8 +378,8 @@ static int vfpga_connect(const struct sockaddr_un *sa, int *fd)
  * 4-byte protocol on the socket DEV.irq instead, and flushes on a
  * second connection to it.
  */
-static int irq_open(struct uio_access *ua, const char *dev, char *err,
-		    size_t errlen)
+static int irq_open(struct uio_access *ua, const char *dev, bool want_irq,
+		    char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat st;
@@ -374,7 +388,7 @@ static int irq_open(struct uio_access *ua, const char *dev, char *err,
 	if (fstat(ua->fd, &st))
 		return errno;
 	if (S_ISCHR(st.st_mode)) {
-		ua->irq = ua->fd;
+		ua->irq = want_irq ? ua->fd : -1;
 		return 0;
 	}
 	if (snprintf(sa.sun_path, sizeof(sa.sun_path), "%s.irq", dev) >=
@@ -382,7 +396,7 @@ static int irq_open(struct uio_access *ua, const char *dev, char *err,
 		snprintf(err, errlen, "uio: %s.irq: path too long", dev);
 		return ENAMETOOLONG;
 	}
-	rc = vfpga_connect(&sa, &ua->irq);
+	rc = want_irq ? vfpga_connect(&sa, &ua->irq) : 0;
 	if (!rc)
 		rc = vfpga_connect(&sa, &ua->ctl);
 	if (rc) {
@@ -453,15 +467,25 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		snprintf(err, errlen, "uio: %s: %s", dev, strerror(rc));
 		goto err;
 	}
-	/* One process drives the IP: the provider keeps its queues, QP
-	 * numbers and DMA allocations in its own memory. */
-	if (flock(ua->fd, LOCK_EX | LOCK_NB)) {
+	/* Alone, one process drives the IP and keeps its DMA allocations
+	 * in its own memory: exclusive. A broker and its clients share the
+	 * IP (docs/multiprocess.md), and none of them may open it while a
+	 * process uses it alone. */
+	if (flock(ua->fd, (conf->hw_role == ERNIC_HW_ALONE ? LOCK_EX :
+							       LOCK_SH) |
+				  LOCK_NB)) {
 		rc = errno == EWOULDBLOCK ? EBUSY : errno;
-		snprintf(err, errlen, "uio: %s is in use by another process",
-			 dev);
+		snprintf(err, errlen, "uio: %s is in use by %s", dev,
+			 conf->hw_role == ERNIC_HW_ALONE ?
+				 "another process (processes share a UIO "
+				 "ERNIC only through its broker, which "
+				 "`ernicctl add` starts)" :
+				 "a process that opened it alone");
 		goto err;
 	}
-	rc = irq_open(ua, dev, err, errlen);
+	/* A broker's client hears of its QPs' interrupts from the broker,
+	 * which alone takes the interrupt (docs/multiprocess.md). */
+	rc = irq_open(ua, dev, conf->hw_role != ERNIC_HW_CLIENT, err, errlen);
 	if (rc)
 		goto err;
 	/* UIO selects map N with offset N pages; a map starts mid-page by
@@ -487,7 +511,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		uio_dma_set_noncoherent(ua->dma);
 	/* Interrupts start masked until the first unmask (UIO semantics
 	 * for a fresh open): unmask now, the provider handles them. */
-	rc = ua_irq_enable(&ua->base);
+	rc = ua->irq < 0 ? 0 : ua_irq_enable(&ua->base);
 	if (rc) {
 		snprintf(err, errlen, "uio: %s: cannot unmask the interrupt: %s",
 			 dev, strerror(rc));

@@ -20,6 +20,15 @@
 
 struct ernic_access;
 
+/* Who hands out pages of a DMA region several processes share (the
+ * hardware broker, docs/multiprocess.md): get returns the bus address of
+ * len zeroed bytes aligned to align, or an errno; put gives them back. */
+struct ernic_pager {
+	int (*get)(void *arg, size_t len, size_t align, uint64_t *bus);
+	void (*put)(void *arg, uint64_t bus, size_t len);
+	void *arg;
+};
+
 /* A block of DMA-able memory: CPU view and the IP's (bus) view. */
 struct ernic_dma {
 	void *va;
@@ -70,6 +79,14 @@ struct ernic_access_ops {
 	 * NULL when nothing steers MADs between processes. */
 	int (*mad_steer)(struct ernic_access *acc, uint64_t service_id,
 			 bool claim);
+	/* A hardware device shared by processes: pages of the DMA region
+	 * come from pager from now on (set before any allocation), and
+	 * dma_view gives the CPU view of len bytes at bus that another
+	 * process allocated. NULL when the backend cannot be shared. */
+	void (*set_pager)(struct ernic_access *acc,
+			  const struct ernic_pager *pager);
+	int (*dma_view)(struct ernic_access *acc, uint64_t bus, size_t len,
+			struct ernic_dma *out);
 	void (*close)(struct ernic_access *acc);
 };
 

@@ -49,6 +49,7 @@ struct uio_dma {
 	struct move *moves;
 	size_t nmoves, cap;
 	bool noncoherent;
+	struct ernic_pager pager;	/* get == NULL: used[] decides */
 };
 
 static void uio_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -120,9 +121,27 @@ void uio_dma_destroy(struct uio_dma *d)
 	free(d);
 }
 
-/* First fit of n pages aligned to a pages. Caller locks. */
+/* First fit of n pages aligned to a pages, or the pager's choice.
+ * Caller locks. */
 static int pages_get(struct uio_dma *d, size_t n, size_t a, size_t *first)
 {
+	if (d->pager.get) {
+		uint64_t bus;
+		int rc = d->pager.get(d->pager.arg, n * d->page, a * d->page,
+				      &bus);
+
+		if (rc)
+			return rc;
+		if (bus < d->bus || (bus - d->bus) % d->page ||
+		    (bus - d->bus) / d->page + n > d->npages) {
+			uio_log("the broker gave pages at %#" PRIx64
+				" outside the DMA region", bus);
+			d->pager.put(d->pager.arg, bus, n * d->page);
+			return EIO;
+		}
+		*first = (size_t)((bus - d->bus) / d->page);
+		return 0;
+	}
 	for (size_t p = 0; p + n <= d->npages; p += a) {
 		size_t k = 0;
 
@@ -135,6 +154,25 @@ static int pages_get(struct uio_dma *d, size_t n, size_t a, size_t *first)
 		}
 	}
 	return ENOMEM;
+}
+
+void uio_dma_set_pager(struct uio_dma *d, const struct ernic_pager *pager)
+{
+	pthread_mutex_lock(&d->lock);
+	d->pager = *pager;
+	pthread_mutex_unlock(&d->lock);
+}
+
+int uio_dma_view(struct uio_dma *d, uint64_t bus, size_t len,
+		 struct ernic_dma *out)
+{
+	if (!len || bus < d->bus || bus - d->bus > d->size ||
+	    len > d->size - (bus - d->bus))
+		return ERANGE;
+	out->va = d->va + (bus - d->bus);
+	out->bus = bus;
+	out->len = len;
+	return 0;
 }
 
 int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
@@ -161,6 +199,11 @@ int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
 
 static void pages_put(struct uio_dma *d, size_t off, size_t len)
 {
+	if (d->pager.put) {
+		d->pager.put(d->pager.arg, d->bus + off,
+			     (len + d->page - 1) & ~(d->page - 1));
+		return;
+	}
 	memset(d->used + off / d->page, 0, (len + d->page - 1) / d->page);
 }
 

@@ -26,6 +26,14 @@ void uio_dma_destroy(struct uio_dma *d);
 /* The IP's DMA is not cache-coherent: moves clean and invalidate. */
 void uio_dma_set_noncoherent(struct uio_dma *d);
 
+/* Pages come from pager (a shared region) instead of this process's
+ * own map; the pager's copy is kept. */
+struct ernic_pager;
+void uio_dma_set_pager(struct uio_dma *d, const struct ernic_pager *pager);
+/* The CPU view of [bus, bus + len), which must lie in the region. */
+int uio_dma_view(struct uio_dma *d, uint64_t bus, size_t len,
+		 struct ernic_dma *out);
+
 int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
 		  struct ernic_dma *out);
 void uio_dma_free(struct uio_dma *d, struct ernic_dma *dma);

@@ -85,6 +85,16 @@ struct ernic_conf {
 	 * processes (docs/multiprocess.md); "" when not shared. */
 	char share_state[ERNIC_SHARE_PATH_MAX + 1];
 	uint32_t share_slot;
+	/* A hardware device's role among the processes using it: alone
+	 * (exclusive open), its broker or a client of the broker (shared
+	 * open). Set by the provider, not read from ernic.conf. */
+	uint32_t hw_role;
+};
+
+enum ernic_hw_role {
+	ERNIC_HW_ALONE,
+	ERNIC_HW_BROKER,
+	ERNIC_HW_CLIENT,
 };
 
 /* A PCI function "DDDD:BB:DD.F" or "BB:DD.F" (domain 0), hex, device

@@ -15,7 +15,7 @@
 #include "ernic_devstate.h"
 
 #define DS_MAGIC 0x534E5245u	/* "ERNS" */
-#define DS_VERSION 3u
+#define DS_VERSION 4u
 #define PD_MAX 0xFFFFFFu	/* PDPDNUM is 24 bits */
 
 uint64_t ernic_ds_start_time(pid_t pid)
@@ -201,12 +201,20 @@ uint32_t ernic_ds_reap(struct ernic_ds *ds, ernic_ds_dead_fn dead, void *arg)
 	uint32_t n = 0;
 
 	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++) {
-		if (ds->proc[s].pid && !ernic_ds_alive(ds, s)) {
+		if (ds->proc[s].pid && !ds->proc[s].broker_reaps &&
+		    !ernic_ds_alive(ds, s)) {
 			reclaim(ds, s, dead, arg);
 			n++;
 		}
 	}
 	return n;
+}
+
+void ernic_ds_reap_slot(struct ernic_ds *ds, uint32_t slot,
+			ernic_ds_dead_fn dead, void *arg)
+{
+	if (slot < ERNIC_DS_PROCS && ds->proc[slot].pid)
+		reclaim(ds, slot, dead, arg);
 }
 
 int ernic_ds_attach(struct ernic_ds *ds, pid_t pid)
@@ -243,6 +251,8 @@ void ernic_ds_detach(struct ernic_ds *ds, uint32_t slot)
 	if (ds->proc[slot].steered && ds->steer_members)
 		ds->steer_members--;
 	ds->proc[slot].steered = 0;
+	ds->proc[slot].broker_reaps = 0;
+	ds->proc[slot].is_broker = 0;
 	ds->proc[slot].pid = 0;
 	ds->proc[slot].start = 0;
 	ds->proc[slot].npd = ds->proc[slot].ncq = 0;

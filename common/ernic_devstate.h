@@ -35,6 +35,10 @@ struct ernic_ds_proc {
 	uint64_t start;			/* /proc/PID/stat start time */
 	uint32_t npd, ncq;		/* counted against max_pd / max_cq */
 	uint32_t steered;		/* its socket joined the group */
+	/* A client of a hardware device's broker: only the broker may
+	 * reclaim it, as it alone sees it die and cleans the IP first. */
+	uint32_t broker_reaps;
+	uint32_t is_broker;		/* the hardware device's broker */
 };
 
 /* The top 8 bits of every communication ID the CM of the process in
@@ -90,10 +94,15 @@ int ernic_ds_lock(struct ernic_ds_handle *h, ernic_ds_dead_fn dead,
 		  void *arg);
 void ernic_ds_unlock(struct ernic_ds_handle *h);
 /* Reclaim the slot of every process that is gone (dead called first for
- * each); how many. Run at attach, and when an allocation finds nothing
+ * each), except a hardware broker's clients; how many. Run at attach, and when an allocation finds nothing
  * free: reading /proc for every process costs too much for each lock. */
 uint32_t ernic_ds_reap(struct ernic_ds *ds, ernic_ds_dead_fn dead,
 		       void *arg);
+
+/* The broker reclaims its client in slot (dead called first), whether
+ * or not ernic_ds_reap would. */
+void ernic_ds_reap_slot(struct ernic_ds *ds, uint32_t slot,
+			ernic_ds_dead_fn dead, void *arg);
 
 /* This process's slot: the lowest free one. -ENOSPC when all are taken. */
 int ernic_ds_attach(struct ernic_ds *ds, pid_t pid);

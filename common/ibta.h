@@ -90,6 +90,15 @@ enum ib_mad_method {
 #define IB_MAD_STATUS_METHOD_UNSUPP 0x0008u
 #define IB_MAD_STATUS_ATTR_UNSUPP 0x000Cu
 
+/* Where a CM MAD says whose it is (12.6): the management class and the
+ * AttributeID (big-endian) of the common header, a REQ's ServiceID
+ * (big-endian 64 bits) and every other message's remote communication
+ * ID (big-endian 32 bits), as byte offsets in the MAD. */
+#define IB_MAD_CLASS_OFF 1u
+#define IB_MAD_ATTR_ID_OFF 16u
+#define IB_CM_REMOTE_COMM_ID_OFF 28u
+#define IB_CM_REQ_SERVICE_ID_OFF 32u
+
 /* 12.6: communication management attributes (AttributeID). */
 enum ib_cm_attr {
 	IB_CM_ATTR_CLASS_PORT_INFO = 0x0001,

@@ -328,8 +328,14 @@ expect_fail 1 "no netdev 'ernic-nope' on this host" \
 	--netdev ernic-nope
 "$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 --vfio-root /opt/fake \
 	"${hw[@]}"
-"$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
+# A UIO device gets a broker, which must open it: here there is none.
+expect_fail 1 "the device's broker did not start: ernic-broker: h1: uio: no UIO device 'uio3' under /opt/fake/sys/class/uio" \
+	"$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
 	--mac 02:00:00:00:00:08 --netdev lo --uio-root /opt/fake
+"$ERNICCTL" list | grep -q '^h1 ' && fail "h1 left in the overlay after its broker failed"
+expect_fail 2 "--alone is for --uio and --sim-uio" "$ERNICCTL" add h3 --sw 127.0.0.2 --alone
+"$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
+	--mac 02:00:00:00:00:08 --netdev lo --uio-root /opt/fake --alone
 "$ERNICCTL" add h2 --vfio 0000:01:00.0 --offset 4096 --noncoherent \
 	--addr fd00::7 --mac 02:00:00:00:00:09 --netdev lo
 "$ERNICCTL" list | grep -qx 'h0 uverbs[0-9]* vfio 10\.9\.8\.7 lo udp' || fail "list: h0 as vfio"
@@ -351,11 +357,12 @@ done
 ! grep -q '^vfio_root' "$IB/h2/device/ernic.conf" || fail "h2: vfio_root without --vfio-root"
 [ "$(cat "$IB/h0/device/modalias")" = ernic:vfio ] || fail "h0 modalias"
 [ "$(cat "$IB/h1/device/modalias")" = ernic:uio ] || fail "h1 modalias"
-[ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] && [ ! -e "$ERNIC_RUNDIR/vfpga/h1" ] ||
-	fail "add --uio/--vfio started something"
+[ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] && [ ! -e "$ERNIC_RUNDIR/vfpga/h1" ] &&
+	[ ! -e "$ERNIC_RUNDIR/broker/h0" ] && [ ! -e "$ERNIC_RUNDIR/broker/h1" ] ||
+	fail "add --vfio or --uio --alone started something"
 expect_fail 1 "device 'h0' already exists" "$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}"
 for d in h0 h1 h2; do "$ERNICCTL" del "$d"; done
-echo "ok: --uio and --vfio write their configuration and start nothing"
+echo "ok: --vfio and --uio --alone write their configuration and start nothing"
 
 # ---- concurrent adds are serialised by the lock ----
 pids=()

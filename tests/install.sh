@@ -67,6 +67,7 @@ want=(
 	"$ERNIC_I_INCLUDEDIR/infiniband/ernicdv.h"
 	"$ERNIC_I_SBINDIR/ernicctl"
 	"$ERNIC_I_LIBEXECDIR/ernic/ernic-vfpga"
+	"$ERNIC_I_LIBEXECDIR/ernic/ernic-broker"
 )
 for page in "$SRC"/man/*.[1-8]; do
 	want+=("$ERNIC_I_MANDIR/man${page##*.}/${page##*/}")
@@ -107,7 +108,8 @@ vf=$D$ERNIC_I_LIBEXECDIR/ernic/ernic-vfpga
 dyn "$vf" NEEDED | grep -qx libernic-sw.so || fail "ernic-vfpga does not link libernic-sw.so"
 [ "$(realpath -q "$(ldd "$vf" | sed -n 's/.*libernic-sw.so => \([^ ]*\).*/\1/p')")" = "$sw" ] ||
 	fail "installed ernic-vfpga does not find $sw: $(ldd "$vf" | grep ernic-sw)"
-for f in "$lib" "$sw" "$vf" "$D$ERNIC_I_SBINDIR/ernicctl" "$D$L/ernic/libernic-preload.so" \
+for f in "$lib" "$sw" "$vf" "$D$ERNIC_I_LIBEXECDIR/ernic/ernic-broker" \
+	"$D$ERNIC_I_SBINDIR/ernicctl" "$D$L/ernic/libernic-preload.so" \
 	"$D$L/ernic/rdmacm/librdmacm.so.1" "$D$L/libibverbs/libernic-rdmav34.so"; do
 	! ldd "$f" 2>&1 | grep -q 'not found' || fail "$f: $(ldd "$f" | grep 'not found')"
 	dyn "$f" RPATH | grep -q . && fail "$f has an RPATH: $(dyn "$f" RPATH)"

@@ -3,15 +3,19 @@
  * ernicctl show NAME: the device's state file (common/ernic_devstate.c,
  * docs/multiprocess.md) as lines a person or a test reads:
  *
+ *   [broker pid PID]
  *   processes N
- *   process SLOT pid PID qps Q,Q,... mrs M [listens S,S,...]
+ *   process SLOT pid PID qps Q,Q,... mrs M [listens S,S,...] [dead]
  *   qps N
  *   mrs N
  *   listens N
  *   reaped N (now R)
  *
  * Processes that are gone are reclaimed first, as the provider would on
- * its next allocation, so what is printed is what is really in use.
+ * its next allocation, so what is printed is what is really in use —
+ * except a hardware device's clients: only its broker can clean the IP
+ * of them, and it does so when they die; until then they show "dead".
+ * "processes" counts the users of the device, not its broker.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,14 +79,17 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 		return ret;
 	}
 	now = ernic_ds_reap(ds, NULL, NULL);
-	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++)
-		nproc += ds->proc[s].pid != 0;
+	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++) {
+		if (ds->proc[s].pid && ds->proc[s].is_broker)
+			printf("broker pid %d\n", (int)ds->proc[s].pid);
+		nproc += ds->proc[s].pid && !ds->proc[s].is_broker;
+	}
 	printf("processes %u\n", nproc);
 	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++) {
 		const char *sep = "";
 		uint32_t m = 0;
 
-		if (!ds->proc[s].pid)
+		if (!ds->proc[s].pid || ds->proc[s].is_broker)
 			continue;
 		printf("process %u pid %d qps ", s, (int)ds->proc[s].pid);
 		for (uint32_t q = 0; q < ERNIC_DS_QPS; q++) {
@@ -102,7 +109,7 @@ int devshow(const char *rundir, const char *name, char *err, size_t errlen)
 			print_service(ds->svc[k].id);
 			sep = ",";
 		}
-		printf("\n");
+		printf("%s\n", ernic_ds_alive(ds, s) ? "" : " dead");
 	}
 	for (uint32_t q = 0; q < ERNIC_DS_QPS; q++)
 		nqp += ds->qp_owner[q] != ERNIC_DS_NONE;

@@ -51,7 +51,9 @@
 #include "ernic_window.h"
 #include "fsutil.h"
 
-#define MAX_CLIENTS 16
+/* one flush connection per process sharing the device, and the
+ * broker's interrupt connection: ERNIC_DS_PROCS and more */
+#define MAX_CLIENTS 160
 #define UIO_NAME "ernic-vfpga"
 
 static struct {

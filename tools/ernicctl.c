@@ -25,6 +25,7 @@
 
 #include "ernic_conf.h"
 #include "ernic_net.h"
+#include "broker_ctl.h"
 #include "devshow.h"
 #include "overlay.h"
 #include "paths.h"
@@ -41,9 +42,10 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  add NAME --sw|--sim-uio ADDR [--wire udp|frame]\n"
-	"           [--param NAME=VALUE]... [--noncoherent]\n"
+	"           [--param NAME=VALUE]... [--noncoherent] [--alone]\n"
 	"  add NAME --uio DEV [--dma-map N|--udmabuf NAME] [--uio-root DIR]\n"
 	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
+	"           [--alone]\n"
 	"  add NAME --vfio BDF [--bar N] [--offset X] [--vfio-root DIR]\n"
 	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
@@ -62,15 +64,18 @@ static const char usage_text[] =
 	"        can be, to test that;\n"
 	"        --uio DEV (a UIO device name or uioN: a Zynq board's ERNIC)\n"
 	"        or --vfio BDF (DDDD:BB:DD.F, a PCIe card's function bound to\n"
-	"        vfio-pci): an ERNIC in hardware, which exists already, so\n"
-	"        nothing is started. It is not a host address: --addr ADDR is\n"
+	"        vfio-pci): an ERNIC in hardware, which exists already. It is\n"
+	"        not a host address: --addr ADDR is\n"
 	"        the ERNIC's own IPv4/IPv6 address (its GID) and --mac MAC its\n"
 	"        MAC; NETDEV is the host link on its network (peers' MACs,\n"
 	"        port state). UIO DMA memory is map N (default 1) or a\n"
 	"        u-dma-buf device; the VFIO register window is at byte offset\n"
 	"        X (hex 0x... or decimal, 4 KiB aligned, default 0) of BAR N\n"
 	"        (0..5, default 0); --uio-root/--vfio-root DIR find sysfs and\n"
-	"        /dev under DIR (tests)\n"
+	"        /dev under DIR (tests);\n"
+	"        a UIO device (--uio, --sim-uio) gets a broker (ernic-broker)\n"
+	"        through which processes share it; --alone: no broker, one\n"
+	"        process at a time uses the device\n"
 	"  del NAME      remove device NAME (root)\n"
 	"  list          one line per device: NAME uverbsN sw|uio|vfio ADDR NETDEV\n"
 	"                WIRE\n"
@@ -383,13 +388,14 @@ static int cmd_add(int argc, char **argv)
 		{"offset", required_argument, NULL, 'o'},
 		{"uio-root", required_argument, NULL, 'r'},
 		{"vfio-root", required_argument, NULL, 'R'},
+		{"alone", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char rundir[PATH_MAX], err[512];
 	const char *addr = NULL, *wire_arg = NULL, *name;
 	enum ernic_wire wire = ERNIC_WIRE_UDP;
-	bool sim_uio = false, noncoherent = false;
+	bool sim_uio = false, noncoherent = false, alone = false;
 	struct hw_opts hw = { 0 };
 	struct ernic_conf conf;
 	struct ernic_ip ip;
@@ -420,6 +426,9 @@ static int cmd_add(int argc, char **argv)
 			break;
 		case 'n':
 			noncoherent = true;
+			break;
+		case 'A':
+			alone = true;
 			break;
 		case 'U':
 		case 'V':
@@ -490,6 +499,10 @@ static int cmd_add(int argc, char **argv)
 	rc = hw_check(&hw, wire_arg != NULL);
 	if (rc)
 		goto out;
+	if (alone && !sim_uio && !(hw.dev && !hw.vfio)) {
+		rc = usage_error("add: --alone is for --uio and --sim-uio");
+		goto out;
+	}
 	rc = 1;
 	if (need_root() || check_name(name) || get_rundir(rundir, sizeof(rundir)))
 		goto out;
@@ -547,6 +560,13 @@ static int cmd_add(int argc, char **argv)
 		fail_msg("%s", err);
 		if (sim_uio)
 			vfpga_stop(rundir, name);
+	} else if (conf.backend == ERNIC_BACKEND_UIO && !alone &&
+		   broker_start(rundir, name, err, sizeof(err))) {
+		/* processes share a UIO device through its broker */
+		fail_msg("%s", err);
+		overlay_del(rundir, name, err, sizeof(err));
+		if (sim_uio)
+			vfpga_stop(rundir, name);
 	} else {
 		rc = 0;
 	}
@@ -582,6 +602,7 @@ static int cmd_del(int argc, char **argv)
 		fail_msg("%s", err);
 		return 1;
 	}
+	broker_stop(rundir, argv[optind]);
 	rc = overlay_del(rundir, argv[optind], err, sizeof(err));
 	vfpga_stop(rundir, argv[optind]);
 	close(fd);

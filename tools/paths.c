@@ -70,6 +70,8 @@ static int build_tree(struct ernic_paths *p, const char *dir)
 	/* The layout the build writes: bin/, lib/, lib/rdmacm/. */
 	if ((size_t)snprintf(p->vfpga, sizeof(p->vfpga), "%s/ernic-vfpga",
 			     dir) >= sizeof(p->vfpga) ||
+	    (size_t)snprintf(p->broker, sizeof(p->broker), "%s/ernic-broker",
+			     dir) >= sizeof(p->broker) ||
 	    (size_t)snprintf(p->preload, sizeof(p->preload),
 			     "%s/libernic-preload.so", lib) >= sizeof(p->preload) ||
 	    (size_t)snprintf(p->rdmacm, sizeof(p->rdmacm), "%s/rdmacm", lib) >=
@@ -86,6 +88,9 @@ static int installed(struct ernic_paths *p, const char *dir)
 	int rc;
 
 	rc = join(p->vfpga, sizeof(p->vfpga), dir, ERNIC_SBIN_TO_VFPGA);
+	if (!rc)
+		rc = join(p->broker, sizeof(p->broker), dir,
+			  ERNIC_SBIN_TO_BROKER);
 	if (!rc)
 		rc = join(priv, sizeof(priv), dir, ERNIC_SBIN_TO_PRIVLIB);
 	if (!rc && ((size_t)snprintf(p->preload, sizeof(p->preload),

@@ -16,6 +16,7 @@
 
 struct ernic_paths {
 	char vfpga[PATH_MAX];	/* the ernic-vfpga program */
+	char broker[PATH_MAX];	/* the ernic-broker program */
 	char preload[PATH_MAX];	/* libernic-preload.so */
 	char rdmacm[PATH_MAX];	/* the directory of our librdmacm.so.1 */
 	/* RDMAV_DRIVERS for the provider (libibverbs appends

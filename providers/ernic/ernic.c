@@ -74,13 +74,17 @@ static void ernic_free_context(struct ibv_context *ibctx)
 
 	ernic_events_ctx(dev, ctx, false);
 	pthread_mutex_lock(&dev->lock);
-	if (--dev->open_count == 0) {
+	if (--dev->open_count == 0 && dev->hw_role != ERNIC_HW_CLIENT) {
 		ernic_dev_stop(dev);
 	} else {
 		/* Objects the context still holds: the device lives on for
 		 * other contexts and must get their resources back. */
 		ernic_qp_reclaim(dev, ibctx);
 		ernic_mr_reclaim(dev, ibctx);
+		/* A broker's client gives its pages back when it stops: no
+		 * registered buffer may still live in them then. */
+		if (dev->open_count == 0)
+			ernic_dev_stop(dev);
 	}
 	dev->npd -= ctx->npd;
 	dev->ncq -= ctx->ncq;

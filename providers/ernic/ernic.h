@@ -76,6 +76,11 @@ struct ernic_dev {
 	uint8_t qp_used[ERNIC_C_NUM_QP_MAX + 1];
 	struct ernic_ds_handle ds;
 	uint32_t ds_slot;			/* this process's */
+	/* A hardware device shared through its broker (ernic_broker.h):
+	 * what this process is (enum ernic_hw_role), and its side. */
+	uint32_t hw_role;
+	struct ernic_broker *broker;		/* ERNIC_HW_BROKER */
+	struct ernic_client *client;		/* ERNIC_HW_CLIENT */
 	uint32_t npd, ncq;			/* of max_pd, max_cq */
 
 	/* MR of each PD-table slot, for lkey translation on the data path.
@@ -337,6 +342,13 @@ void ernic_share_qp_put(struct ernic_dev *dev, uint32_t idx);
 int ernic_share_pdt_get(struct ernic_dev *dev, uint32_t *slot, uint8_t *gen);
 void ernic_share_pdt_put(struct ernic_dev *dev, uint32_t slot);
 uint32_t ernic_share_pd_number(struct ernic_dev *dev);
+/* Disable in the IP what the process in slot owns — its QPs, its
+ * PD-table slots — before the state file frees them (an
+ * ernic_ds_dead_fn; arg is the dev). */
+void ernic_share_hw_dead(void *arg, struct ernic_ds *ds, uint32_t slot);
+/* The state file's lock for a change made in the IP too. */
+int ernic_share_lock(struct ernic_dev *dev);
+void ernic_share_unlock(struct ernic_dev *dev);
 /* CM REQs for service_id come to this process (claim) or stop coming:
  * recorded in the state file (who listens to what), steered by the
  * access layer where processes share a wire. 0, EADDRINUSE (another
@@ -378,6 +390,11 @@ void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t idx);
  * configured (a process that exited without destroying its QPs: the IP
  * outlives it). Caller holds dev->lock. */
 void ernic_qp_hw_reclaim(struct ernic_dev *dev);
+/* QP Deletion steps 3-5 for QP idx at once, without waiting for it to
+ * drain: its process is gone. Caller holds the state file's lock. */
+void ernic_qp_hw_clear(struct ernic_dev *dev, uint32_t idx);
+/* No key reaches PD-table slot s any more. */
+void ernic_pdt_clear(struct ernic_dev *dev, uint32_t s);
 
 /* Doorbell slot addresses inside the pool, for QP index i. */
 static inline uint64_t ernic_cq_db_bus(struct ernic_dev *dev, uint32_t i)
@@ -509,10 +526,23 @@ int ernic_mad_start(struct ernic_dev *dev, char *err, size_t errlen);
 void ernic_mad_stop(struct ernic_dev *dev);
 /* Interrupt thread, INTSTS "incoming MAD": hand new MADs to agents. */
 void ernic_mad_service(struct ernic_dev *dev);
+/* One MAD to the agent of its class in this process. */
+struct ernicdv_mad_addr;
+void ernic_mad_deliver(struct ernic_dev *dev,
+		       const struct ernicdv_mad_addr *from, const uint8_t *mad);
+/* Send one MAD from this process's QP1 (not a broker's client). */
+struct ernic_mad_peer;
+int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
+		 const void *mad);
 
 /* ernic_event.c: interrupts, CQ and async events, completion channels */
 int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen);
 void ernic_events_stop(struct ernic_dev *dev);
+/* QP qpn went FATAL with Table 2-4 code (the IP's error queue, or a
+ * broker relaying it): IBV_EVENT_QP_FATAL and both CQs fire. */
+void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
+/* A broker's client, kicked: service our QPs' interrupt status bits. */
+void ernic_events_kicked(struct ernic_dev *dev);
 /* QP idx is now qp (or NULL) for the interrupt handler. */
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
 /* The QP went to ERR: its armed CQs fire (flush completions are due). */

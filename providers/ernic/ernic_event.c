@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "ernic.h"
+#include "ernic_broker.h"
 
 /* Kernel ABI records (rdma/ib_user_verbs.h), what libibverbs reads. */
 struct ernic_comp_event_desc {
@@ -157,6 +158,19 @@ static bool async_post(struct ernic_context *ctx, void *element,
 	return ev_send(ctx->async_sv[1], &ev, sizeof(ev));
 }
 
+/* A FATAL of one of our QPs. Caller holds ev_lock. */
+static void fatal_one(struct ernic_dev *dev, struct ernic_qp *qp,
+		      uint32_t code)
+{
+	qp->fatal_code = code;
+	ernic_dbg("QP %u fatal: Table 2-4 code 0x%02x", qp->idx, code);
+	if (async_post(to_ectx(qp->vqp.qp.context), &qp->vqp.qp,
+		       IBV_EVENT_QP_FATAL))
+		qp->async_sent++;
+	cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
+	cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+}
+
 /* INTSTS[7]: walk the incoming packet error status queue (Figure 2-3)
  * from where we stopped to the IP's write pointer. */
 static void fatal_scan(struct ernic_dev *dev)
@@ -174,7 +188,6 @@ static void fatal_scan(struct ernic_dev *dev)
 	     dev->ipkterrq_rp = (dev->ipkterrq_rp + 1) % ERNIC_IPKTERRQ_NUM) {
 		uint64_t ent;
 		uint32_t code, i;
-		struct ernic_qp *qp;
 
 		ernic_dma_sync(dev->acc, &q[dev->ipkterrq_rp], sizeof(*q),
 			       ERNIC_DMA_FROM_DEVICE);
@@ -182,24 +195,32 @@ static void fatal_scan(struct ernic_dev *dev)
 		code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
 		i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
 
-		if (i < ERNIC_FIRST_RC_QP || i > dev->conf.c_num_qp ||
-		    !(qp = dev->ev_qp[i]))
+		if (i < ERNIC_FIRST_RC_QP || i > dev->conf.c_num_qp)
 			continue;
-		qp->fatal_code = code;
-		ernic_dbg("QP %u fatal: Table 2-4 code 0x%02x", i, code);
-		if (async_post(to_ectx(qp->vqp.qp.context), &qp->vqp.qp,
-			       IBV_EVENT_QP_FATAL))
-			qp->async_sent++;
-		cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
-		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+		if (dev->ev_qp[i])
+			fatal_one(dev, dev->ev_qp[i], code);
+		else if (dev->broker)	/* a client's QP */
+			ernic_broker_fatal(dev, i, code);
 	}
+}
+
+void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
+{
+	if (qpn < ERNIC_FIRST_RC_QP || qpn > dev->conf.c_num_qp)
+		return;
+	pthread_mutex_lock(&dev->ev_lock);
+	if (dev->ev_qp[qpn])
+		fatal_one(dev, dev->ev_qp[qpn], code);
+	pthread_mutex_unlock(&dev->ev_lock);
 }
 
 /* One interrupt: the causes first (cleared before the per-QP words, so a
  * cause raised meanwhile interrupts again), then the QPs. */
 static void ev_service(struct ernic_dev *dev)
 {
-	uint32_t sts = ernic_rd(dev->acc, ERNIC_INTSTS) & ERNIC_INT_ALL;
+	uint32_t sts;
+
+	sts = ernic_rd(dev->acc, ERNIC_INTSTS) & ERNIC_INT_ALL;
 
 	if (!sts)
 		return;
@@ -215,6 +236,18 @@ static void ev_service(struct ernic_dev *dev)
 	pthread_mutex_unlock(&dev->ev_lock);
 	if (sts & ERNIC_INT_MAD_RX)
 		ernic_mad_service(dev);
+	/* The causes just cleared may be a client's QPs': tell them. */
+	if (dev->broker &&
+	    (sts & (ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX)))
+		ernic_broker_kick(dev);
+}
+
+void ernic_events_kicked(struct ernic_dev *dev)
+{
+	pthread_mutex_lock(&dev->ev_lock);
+	qp_bits(dev, cqintsts, false);
+	qp_bits(dev, rqintsts, true);
+	pthread_mutex_unlock(&dev->ev_lock);
 }
 
 void ernic_events_ctx(struct ernic_dev *dev, struct ernic_context *ctx,
@@ -248,14 +281,18 @@ static void *ev_main(void *arg)
 {
 	struct ernic_dev *dev = arg;
 	struct ernic_access *acc = dev->acc;
-	struct pollfd pfd[3] = {
-		{ .fd = acc->ops->irq_fd(acc), .events = POLLIN },
+	struct pollfd pfd[4] = {
+		/* a broker's client: its broker's kicks instead */
+		{ .fd = dev->hw_role == ERNIC_HW_CLIENT ? -1 :
+							  acc->ops->irq_fd(acc),
+		  .events = POLLIN },
 		{ .fd = dev->ev_stop_fd, .events = POLLIN },
 		{ .fd = ernic_port_watch_open(dev), .events = POLLIN },
+		{ .fd = ernic_client_event_fd(dev), .events = POLLIN },
 	};
 
 	for (;;) {
-		if (poll(pfd, 3, -1) < 0) {
+		if (poll(pfd, 4, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			ernic_log("interrupt thread: poll: %s", strerror(errno));
@@ -265,6 +302,10 @@ static void *ev_main(void *arg)
 			break;
 		if (pfd[2].revents)
 			ernic_port_changed(dev, pfd[2].fd);
+		if (pfd[3].revents) {
+			ernic_client_event(dev);
+			pfd[3].fd = ernic_client_event_fd(dev);
+		}
 		if (pfd[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
 			ernic_log("interrupt fd failed: no more events");
 			break;
@@ -286,11 +327,14 @@ int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen)
 
 	/* The IP outlives processes: entries before its write pointer are
 	 * an earlier user's. */
-	dev->ipkterrq_rp = ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
-					   ernic_rd(dev->acc, ERNIC_IPKTERRQWPTR)) %
-			   ERNIC_IPKTERRQ_NUM;
+	if (dev->hw_role != ERNIC_HW_CLIENT)
+		dev->ipkterrq_rp =
+			ERNIC_FIELD_GET(ERNIC_IPKTERRQWPTR_WPTR,
+					ernic_rd(dev->acc, ERNIC_IPKTERRQWPTR)) %
+			ERNIC_IPKTERRQ_NUM;
 	memset(dev->ev_qp, 0, sizeof(dev->ev_qp));
-	if (!dev->acc->ops->irq_fd || dev->acc->ops->irq_fd(dev->acc) < 0) {
+	if (dev->hw_role != ERNIC_HW_CLIENT &&
+	    (!dev->acc->ops->irq_fd || dev->acc->ops->irq_fd(dev->acc) < 0)) {
 		snprintf(err, errlen, "%s backend has no interrupt",
 			 dev->acc->ops->name);
 		return ENODEV;

@@ -2,7 +2,9 @@
 /*
  * Bringing the IP up and down: PG332 ch.6 "ERNIC Global Configuration"
  * followed by "QP1 Creation", in the order the guide gives, and the
- * reverse on the last close. Called with dev->lock held.
+ * reverse on the last close. Called with dev->lock held. A client of the
+ * device's broker (ernic_broker.h) finds the IP configured and leaves it
+ * so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "ernic.h"
+#include "ernic_broker.h"
 
 static int dma_get(struct ernic_dev *dev, struct ernic_dma *dma, size_t len,
 		   size_t align, const char *what, char *err, size_t errlen)
@@ -204,6 +207,41 @@ static int qp1_create(struct ernic_dev *dev, char *err, size_t errlen)
 	return ernic_mad_start(dev, err, errlen);
 }
 
+/* A broker's client: the IP is configured and QP1 is the broker's; this
+ * process only drives its own QPs. */
+static int client_start(struct ernic_dev *dev, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	if (ret)
+		return ret;
+	/* Its slot is what the broker knows it by: after the access (a
+	 * slot is released through the IP), before the hello. */
+	ret = ernic_share_start(dev, err, errlen);
+	if (!ret) {
+		ret = ernic_client_hello(dev, err, errlen);
+		if (ret)
+			ernic_share_stop(dev);
+	}
+	if (ret) {
+		dev->acc->ops->close(dev->acc);
+		dev->acc = NULL;
+		return ret;
+	}
+	memset(dev->qp_used, 0, sizeof(dev->qp_used));
+	ret = ernic_mad_start(dev, err, errlen);
+	if (!ret)
+		ret = ernic_events_start(dev, err, errlen);
+	if (ret) {
+		ernic_mad_stop(dev);
+		ernic_share_stop(dev);
+		dev->acc->ops->close(dev->acc);
+		dev->acc = NULL;
+	}
+	return ret;
+}
+
 int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 {
 	int ret;
@@ -211,6 +249,25 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	ret = ernic_conf_load(dev->conf_path, &dev->conf, err, errlen);
 	if (ret)
 		return ret;
+	/* A UIO device with a broker is shared through it (its own start
+	 * chose ERNIC_HW_BROKER); without one, this process has it alone. */
+	if (dev->hw_role != ERNIC_HW_BROKER) {
+		dev->hw_role = ERNIC_HW_ALONE;
+		if (dev->conf.backend == ERNIC_BACKEND_UIO) {
+			ret = ernic_client_connect(dev, err, errlen);
+			if (!ret)
+				dev->hw_role = ERNIC_HW_CLIENT;
+			else if (ret != ENOENT)
+				return ret;
+		}
+	}
+	dev->conf.hw_role = dev->hw_role;
+	if (dev->hw_role == ERNIC_HW_CLIENT) {
+		ret = client_start(dev, err, errlen);
+		if (ret)
+			ernic_client_close(dev);
+		return ret;
+	}
 	ret = ernic_share_start(dev, err, errlen);
 	if (ret)
 		return ret;
@@ -241,6 +298,17 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 void ernic_dev_stop(struct ernic_dev *dev)
 {
 	ernic_events_stop(dev);
+	if (dev->hw_role == ERNIC_HW_CLIENT) {
+		ernic_mad_stop(dev);
+		/* what we leave enabled in the IP, then our slot; our
+		 * pages go back to the broker with our connection */
+		ernic_share_stop(dev);
+		memset(&dev->dbpool, 0, sizeof(dev->dbpool));
+		dev->acc->ops->close(dev->acc);
+		dev->acc = NULL;
+		ernic_client_close(dev);
+		return;
+	}
 	ernic_qp_hw_reset(dev, ERNIC_QP1);
 	ernic_wr(dev->acc, ERNIC_INTEN, 0);
 	ernic_wr(dev->acc, ERNIC_XRNICCONF, 0);

@@ -8,13 +8,15 @@
  * MADs") in one of ERNIC_QP1_DEPTH frame buffers and reads each incoming
  * frame whole from the RQ. Incoming MADs go to the agent registered for
  * their management class (one per class and device); the agent reads
- * them from a socket, so it can poll. A later step that shares one
- * device between processes moves this table into whoever owns QP1 and
- * keeps the same routing (docs/cm.md).
+ * them from a socket, so it can poll. On a hardware device shared
+ * through its broker (ernic_broker.h), QP1 is the broker's: it routes
+ * each MAD to the client whose connection it is, and clients send
+ * through it.
  *
- * Locking: mad->lock guards the rings and the agent table; it is a leaf
- * (nothing else is taken under it). The interrupt thread calls
- * ernic_mad_service(); senders call ernicdv_mad_send().
+ * Locking: mad->lock guards the rings and the agent table. Only the
+ * broker's routing is called under it (the state file's lock, then the
+ * broker's). The interrupt thread calls ernic_mad_service(); senders call
+ * ernicdv_mad_send().
  */
 #include <endian.h>
 #include <errno.h>
@@ -27,6 +29,7 @@
 #include <unistd.h>
 
 #include "ernic.h"
+#include "ernic_broker.h"
 #include "ernicdv.h"
 #include "ernic_mad_frame.h"
 #include "ernic_net.h"
@@ -72,6 +75,12 @@ int ernic_mad_start(struct ernic_dev *dev, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory for QP1");
 		return ENOMEM;
 	}
+	/* A broker's client sends through the broker's QP1. */
+	if (dev->hw_role == ERNIC_HW_CLIENT) {
+		pthread_mutex_init(&mad->lock, NULL);
+		dev->mad = mad;
+		return 0;
+	}
 	ret = dev->acc->ops->dma_alloc(dev->acc,
 				       (size_t)ERNIC_QP1_DEPTH *
 					       ERNIC_QP1_BUF_SIZE,
@@ -105,11 +114,39 @@ void ernic_mad_stop(struct ernic_dev *dev)
 
 /* ---- receive (interrupt thread) ---- */
 
+/* Hand one MAD to the agent of its class. Caller holds mad->lock. */
+static void deliver(struct ernic_mad *mad, const struct mad_rec *rec)
+{
+	struct ernicdv_mad_agent *a = mad->agents[rec->mad[IB_MAD_CLASS_OFF]];
+
+	if (!a) {
+		mad->rx_unclaimed++;
+		return;
+	}
+	if (send(a->sv[1], rec, sizeof(*rec), MSG_DONTWAIT | MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(*rec))
+		mad->rx_overrun++;	/* the agent is behind: a MAD lost,
+					 * which its sender retransmits */
+}
+
+void ernic_mad_deliver(struct ernic_dev *dev,
+		       const struct ernicdv_mad_addr *from, const uint8_t *mad)
+{
+	struct ernic_mad *m = dev->mad;
+	struct mad_rec rec = { .from = *from };
+
+	if (!m)
+		return;
+	memcpy(rec.mad, mad, IB_MAD_SIZE);
+	pthread_mutex_lock(&m->lock);
+	deliver(m, &rec);
+	pthread_mutex_unlock(&m->lock);
+}
+
 static void rx_one(struct ernic_dev *dev, struct ernic_mad *mad,
 		   const uint8_t *frame, uint32_t len)
 {
 	struct mad_rec rec = { 0 };
-	struct ernicdv_mad_agent *a;
 	struct ernic_mad_peer peer;
 
 	if (ernic_mad_frame_parse(frame, len, dev->conf.family, &peer,
@@ -124,15 +161,10 @@ static void rx_one(struct ernic_dev *dev, struct ernic_mad *mad,
 	rec.from.pkey = peer.pkey;
 	rec.from.hop_limit = peer.hop_limit;
 	rec.from.traffic_class = peer.traffic_class;
-	a = mad->agents[rec.mad[1]];	/* MgmtClass */
-	if (!a) {
-		mad->rx_unclaimed++;
+	/* A broker's QP1 serves its clients' connections first. */
+	if (dev->broker && ernic_broker_mad_rx(dev, &rec.from, rec.mad))
 		return;
-	}
-	if (send(a->sv[1], &rec, sizeof(rec), MSG_DONTWAIT | MSG_NOSIGNAL) !=
-	    (ssize_t)sizeof(rec))
-		mad->rx_overrun++;	/* the agent is behind: a MAD lost,
-					 * which its sender retransmits */
+	deliver(mad, &rec);
 }
 
 void ernic_mad_service(struct ernic_dev *dev)
@@ -207,19 +239,14 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 		     size_t len)
 {
 	struct ernic_dev *dev;
-	struct ernic_mad *mad;
-	struct ernic_mad_frame_src src;
 	struct ernic_mad_peer dst = { 0 };
 	struct ernic_ip peer_ip;
-	struct ernic_wqe *wqe;
-	uint8_t *frame;
-	uint32_t flen, slot;
 	int ret;
 
 	if (!a || !to || !mad_buf || len != IB_MAD_SIZE || to->comp_mask)
 		return EINVAL;
 	dev = a->dev;
-	if (!dev || !(mad = dev->mad))
+	if (!dev || !dev->mad)
 		return EIO;
 	ernic_gid_to_ip(to->gid, &peer_ip);
 	if (peer_ip.family != dev->conf.family)
@@ -238,6 +265,22 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 		if (ret)
 			return ret;
 	}
+	if (dev->client)
+		return ernic_client_mad_send(dev, &dst, mad_buf);
+	return ernic_mad_tx(dev, &dst, mad_buf);
+}
+
+int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
+		 const void *mad_buf)
+{
+	struct ernic_mad *mad = dev->mad;
+	struct ernic_mad_frame_src src;
+	struct ernic_wqe *wqe;
+	uint8_t *frame;
+	uint32_t flen, slot;
+
+	if (!mad || !mad->tx.va)
+		return EIO;
 	src.family = dev->conf.family;
 	memcpy(src.addr, dev->conf.addr, sizeof(src.addr));
 	memcpy(src.mac, dev->conf.mac, 6);
@@ -251,7 +294,7 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	}
 	slot = mad->sq_pi;
 	frame = (uint8_t *)mad->tx.va + (size_t)slot * ERNIC_QP1_BUF_SIZE;
-	flen = ernic_mad_frame_build(frame, ERNIC_QP1_BUF_SIZE, &src, &dst,
+	flen = ernic_mad_frame_build(frame, ERNIC_QP1_BUF_SIZE, &src, dst,
 				     mad->psn, mad_buf);
 	if (!flen) {
 		pthread_mutex_unlock(&mad->lock);
@@ -317,6 +360,8 @@ struct ernicdv_mad_agent *ernicdv_mad_agent_create(struct ibv_context *context,
 	}
 	mad->agents[mgmt_class] = a;
 	pthread_mutex_unlock(&mad->lock);
+	if (dev->client)
+		ernic_client_agent(dev, mgmt_class, true);
 	return a;
 }
 
@@ -355,6 +400,8 @@ int ernicdv_mad_agent_destroy(struct ernicdv_mad_agent *a)
 		if (dev->mad->agents[a->mgmt_class] == a)
 			dev->mad->agents[a->mgmt_class] = NULL;
 		pthread_mutex_unlock(&dev->mad->lock);
+		if (dev->client)
+			ernic_client_agent(dev, a->mgmt_class, false);
 	}
 	/* (A device stopped first gave them back with its process slot.) */
 	while (a->nsvc)

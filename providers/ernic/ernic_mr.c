@@ -109,7 +109,7 @@ static int access_to_hw(int access, uint32_t *type)
 }
 
 /* Clear a slot so that no key reaches it: BUFRKEY first. */
-static void slot_clear(struct ernic_dev *dev, uint32_t s)
+void ernic_pdt_clear(struct ernic_dev *dev, uint32_t s)
 {
 	struct ernic_access *acc = dev->acc;
 
@@ -239,7 +239,7 @@ static void mr_release(struct ernic_dev *dev, struct ernic_mr *mr)
 	pthread_rwlock_wrlock(&dev->pdt_lock);
 	dev->pdt_mr[mr->slot] = NULL;
 	pthread_rwlock_unlock(&dev->pdt_lock);
-	slot_clear(dev, mr->slot);
+	ernic_pdt_clear(dev, mr->slot);
 	dev->acc->ops->unmap_user(dev->acc, mr->bus, mr->vmr.ibv_mr.length);
 	ernic_share_pdt_put(dev, mr->slot);
 	to_epd(mr->vmr.ibv_mr.pd)->refcnt--;

@@ -327,8 +327,9 @@ void ernic_qp_db_clear(struct ernic_dev *dev, uint32_t i)
 		       ERNIC_DMA_TO_DEVICE);
 }
 
-/* QP Deletion steps 3-5. */
-static void hw_clear(struct ernic_dev *dev, uint32_t i)
+/* QP Deletion steps 3-5. XRNICADCONF's override is the IP's, not the
+ * QP's: processes sharing the IP take turns (the state file's lock). */
+void ernic_qp_hw_clear(struct ernic_dev *dev, uint32_t i)
 {
 	struct ernic_access *acc = dev->acc;
 	uint32_t adconf = ernic_rd(acc, ERNIC_XRNICADCONF);
@@ -364,14 +365,32 @@ static void hw_clear(struct ernic_dev *dev, uint32_t i)
 	 * with the RX side-band words next to the RQ write pointer. */
 	ernic_qp_db_clear(dev, i);
 
-	/* Step 5: override off. */
+	/* Step 5: override off, and in effect before the next process
+	 * takes its turn. */
 	ernic_wr(acc, ERNIC_XRNICADCONF, adconf);
+	if (dev->hw_role != ERNIC_HW_ALONE)
+		ernic_access_flush(acc);
+}
+
+/* ernic_qp_hw_clear, in this process's turn when the IP is shared. */
+static void clear_turn(struct ernic_dev *dev, uint32_t i)
+{
+	bool shared = dev->hw_role != ERNIC_HW_ALONE;
+
+	if (shared && ernic_share_lock(dev)) {
+		ernic_log("QP %u: the state file's lock failed: the QP stays "
+			  "enabled", i);
+		return;
+	}
+	ernic_qp_hw_clear(dev, i);
+	if (shared)
+		ernic_share_unlock(dev);
 }
 
 void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 {
 	wait_drained(dev->acc, i);
-	hw_clear(dev, i);
+	clear_turn(dev, i);
 }
 
 /*
@@ -404,7 +423,7 @@ void ernic_qp_hw_reclaim(struct ernic_dev *dev)
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= dev->conf.c_num_qp; i++)
 		if (ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_QPCONF)) ||
 		    ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)))
-			hw_clear(dev, i);
+			ernic_qp_hw_clear(dev, i);
 }
 
 int ernic_destroy_qp(struct ibv_qp *ibqp)
@@ -450,7 +469,7 @@ void ernic_qp_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
 			continue;
 		/* its CQs are the context's too: nobody polls them now */
 		if (qp->attr.qp_state != IBV_QPS_RESET)
-			hw_clear(dev, i);
+			clear_turn(dev, i);
 		ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 		put_rings(dev, qp);
 		idx_put(dev, i);

@@ -32,7 +32,15 @@ int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 		 slash ? dev->conf_path : ".", ERNIC_DS_FILE);
 	ret = ernic_ds_open(&dev->ds, path, err, errlen);
 	/* A user who may use the device but not write its directory (made
-	 * by root) uses it alone, as before devices were shared. */
+	 * by root) uses it alone, as before devices were shared — unless a
+	 * broker shares it: its clients allocate in the file. */
+	if ((ret == EACCES || ret == EPERM || ret == EROFS) &&
+	    dev->hw_role == ERNIC_HW_CLIENT) {
+		snprintf(err, errlen, "the device is shared through its "
+			 "broker, which needs each process to write %s: %s",
+			 path, strerror(ret));
+		return ret;
+	}
 	if (ret == EACCES || ret == EPERM || ret == EROFS) {
 		if (ernic_log_level >= ERNIC_LOG_DEBUG)
 			ernic_log("%s: %s: using the device alone",
@@ -65,6 +73,11 @@ int ernic_share_start(struct ernic_dev *dev, char *err, size_t errlen)
 		return ret;
 	}
 	dev->ds_slot = (uint32_t)slot;
+	/* Only the broker sees a client die, and it must clean the IP
+	 * before the client's numbers go to someone else. */
+	if (dev->hw_role == ERNIC_HW_CLIENT)
+		dev->ds.ds->proc[slot].broker_reaps = 1;
+	dev->ds.ds->proc[slot].is_broker = dev->hw_role == ERNIC_HW_BROKER;
 	/* A software device's model shares its wire with the models of the
 	 * device's other processes through the same file (model_wire.c). */
 	if (dev->conf.backend == ERNIC_BACKEND_SW && path[0]) {
@@ -79,11 +92,42 @@ void ernic_share_stop(struct ernic_dev *dev)
 {
 	if (!dev->ds.ds)
 		return;
-	if (!ernic_ds_lock(&dev->ds, NULL, NULL)) {
+	if (!ernic_share_lock(dev)) {
+		/* A client leaves nothing enabled in the IP that it shares:
+		 * QPs and MRs its application did not destroy. */
+		if (dev->hw_role == ERNIC_HW_CLIENT && dev->acc)
+			ernic_share_hw_dead(dev, dev->ds.ds, dev->ds_slot);
 		ernic_ds_detach(dev->ds.ds, dev->ds_slot);
-		ernic_ds_unlock(&dev->ds);
+		ernic_share_unlock(dev);
 	}
 	ernic_ds_close(&dev->ds);
+}
+
+void ernic_share_hw_dead(void *arg, struct ernic_ds *ds, uint32_t slot)
+{
+	struct ernic_dev *dev = arg;
+
+	for (uint32_t q = ERNIC_FIRST_RC_QP; q <= dev->conf.c_num_qp; q++)
+		if (ds->qp_owner[q] == slot)
+			ernic_qp_hw_clear(dev, q);
+	for (uint32_t e = 0; e < ERNIC_PDT_ENTRIES; e++)
+		if (ds->pdt_owner[e] == slot)
+			ernic_pdt_clear(dev, e);
+	ernic_access_flush(dev->acc);
+}
+
+int ernic_share_lock(struct ernic_dev *dev)
+{
+	/* A holder that died mid-change is reclaimed by the lock; on a
+	 * shared IP that reclaim must clean the IP too. */
+	if (dev->hw_role != ERNIC_HW_ALONE && dev->acc)
+		return ernic_ds_lock(&dev->ds, ernic_share_hw_dead, dev);
+	return ernic_ds_lock(&dev->ds, NULL, NULL);
+}
+
+void ernic_share_unlock(struct ernic_dev *dev)
+{
+	ernic_ds_unlock(&dev->ds);
 }
 
 /* What one allocation asks of the state file: an index, or -ENOSPC. */
@@ -110,7 +154,7 @@ static int pdt_fn(struct ernic_ds *ds, uint32_t slot, struct share_req *rq)
 static int share_alloc(struct ernic_dev *dev, share_fn fn,
 		       struct share_req *rq)
 {
-	int r = ernic_ds_lock(&dev->ds, NULL, NULL);
+	int r = ernic_share_lock(dev);
 
 	if (r)
 		return -r;
@@ -135,7 +179,7 @@ int ernic_share_qp_get(struct ernic_dev *dev, uint32_t *idx)
 
 void ernic_share_qp_put(struct ernic_dev *dev, uint32_t idx)
 {
-	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+	if (ernic_share_lock(dev))
 		return;
 	ernic_ds_qp_free(dev->ds.ds, dev->ds_slot, idx);
 	ernic_ds_unlock(&dev->ds);
@@ -155,7 +199,7 @@ int ernic_share_pdt_get(struct ernic_dev *dev, uint32_t *slot, uint8_t *gen)
 
 void ernic_share_pdt_put(struct ernic_dev *dev, uint32_t slot)
 {
-	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+	if (ernic_share_lock(dev))
 		return;
 	ernic_ds_pdt_free(dev->ds.ds, dev->ds_slot, slot);
 	ernic_ds_unlock(&dev->ds);
@@ -165,7 +209,7 @@ uint32_t ernic_share_pd_number(struct ernic_dev *dev)
 {
 	uint32_t pdn;
 
-	if (ernic_ds_lock(&dev->ds, NULL, NULL))
+	if (ernic_share_lock(dev))
 		return ERNIC_PD_NONE;
 	pdn = ernic_ds_pd_number(dev->ds.ds);
 	ernic_ds_unlock(&dev->ds);
@@ -183,7 +227,7 @@ int ernic_share_service(struct ernic_dev *dev, uint64_t service_id,
 	if (!ds || !dev->acc)
 		return ENODEV;	/* the device was stopped */
 	steer = dev->acc->ops->mad_steer;
-	r = ernic_ds_lock(&dev->ds, NULL, NULL);
+	r = ernic_share_lock(dev);
 	if (r)
 		return r;
 	if (claim) {

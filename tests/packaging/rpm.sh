@@ -52,6 +52,7 @@ has ernic /etc/libibverbs.d/ernic.driver "$LIB/libernic.so.1" \
 has ernic-devel /usr/include/infiniband/ernicdv.h "$LIB/libernic.so" \
 	"$LIB/pkgconfig/libernic.pc"
 has ernic-utils /usr/sbin/ernicctl /usr/libexec/ernic/ernic-vfpga \
+	/usr/libexec/ernic/ernic-broker \
 	"$LIB/ernic/libernic-sw.so" "$LIB/ernic/libernic-preload.so" \
 	"$LIB/ernic/rdmacm/librdmacm.so.1"
 req=$(rpm -qp --requires "$WORK/RPMS/$(uname -m)/ernic-$VER-1.$(uname -m).rpm" 2>/dev/null)
