@@ -217,6 +217,12 @@ static int ua_dma_view(struct ernic_access *acc, uint64_t bus, size_t len,
 	return uio_dma_view(to_uio(acc)->dma, bus, len, out);
 }
 
+static int ua_dma_claim(struct ernic_access *acc, uint64_t bus, size_t len,
+			struct ernic_dma *out)
+{
+	return uio_dma_claim(to_uio(acc)->dma, bus, len, out);
+}
+
 static void ua_dma_sync(struct ernic_access *acc, const void *va, size_t len,
 			enum ernic_dma_dir dir)
 {
@@ -238,6 +244,7 @@ static const struct ernic_access_ops uio_ops = {
 	.flush = ua_flush,
 	.set_pager = ua_set_pager,
 	.dma_view = ua_dma_view,
+	.dma_claim = ua_dma_claim,
 	.close = ua_close,
 };
 

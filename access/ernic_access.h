@@ -25,6 +25,8 @@ struct ernic_access;
  * len zeroed bytes aligned to align, or an errno; put gives them back. */
 struct ernic_pager {
 	int (*get)(void *arg, size_t len, size_t align, uint64_t *bus);
+	/* exactly [bus, bus + len), or EBUSY when any of it is taken */
+	int (*claim)(void *arg, uint64_t bus, size_t len);
 	void (*put)(void *arg, uint64_t bus, size_t len);
 	void *arg;
 };
@@ -87,6 +89,10 @@ struct ernic_access_ops {
 			  const struct ernic_pager *pager);
 	int (*dma_view)(struct ernic_access *acc, uint64_t bus, size_t len,
 			struct ernic_dma *out);
+	/* dma_alloc of exactly [bus, bus + len): EBUSY when any of it is
+	 * taken (a pager's claim, served by the broker). */
+	int (*dma_claim)(struct ernic_access *acc, uint64_t bus, size_t len,
+			 struct ernic_dma *out);
 	void (*close)(struct ernic_access *acc);
 };
 

@@ -197,6 +197,44 @@ int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
 	return 0;
 }
 
+/* Exactly pages [first, first + n), or EBUSY. Caller locks. */
+static int pages_claim(struct uio_dma *d, size_t first, size_t n)
+{
+	if (first > d->npages || n > d->npages - first)
+		return EBUSY;
+	if (d->pager.claim)
+		return d->pager.claim(d->pager.arg, d->bus + first * d->page,
+				      n * d->page);
+	if (d->pager.get)
+		return EBUSY;	/* a pager that cannot claim */
+	for (size_t k = 0; k < n; k++)
+		if (d->used[first + k])
+			return EBUSY;
+	memset(d->used + first, 1, n);
+	return 0;
+}
+
+int uio_dma_claim(struct uio_dma *d, uint64_t bus, size_t len,
+		  struct ernic_dma *out)
+{
+	size_t n = (len + d->page - 1) / d->page, p;
+	int rc;
+
+	if (!len || bus < d->bus || (bus - d->bus) % d->page)
+		return EINVAL;
+	p = (size_t)((bus - d->bus) / d->page);
+	pthread_mutex_lock(&d->lock);
+	rc = pages_claim(d, p, n);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		return rc;
+	out->va = d->va + p * d->page;
+	out->bus = bus;
+	out->len = len;
+	memset(out->va, 0, n * d->page);
+	return 0;
+}
+
 static void pages_put(struct uio_dma *d, size_t off, size_t len)
 {
 	if (d->pager.put) {
@@ -285,6 +323,80 @@ static int place(struct uio_dma *d, size_t off, size_t len, uintptr_t start)
 	return 0;
 }
 
+/* Move [start, end) into region pages at off, for a move: copy, clean
+ * for the IP, map them over it. Caller locks and has the pages. */
+static int move_in(struct uio_dma *d, size_t off, uintptr_t start,
+		   uintptr_t end)
+{
+	memcpy(d->va + off, (void *)start, end - start);
+	/* The IP may read the buffer as soon as the MR exists. */
+	if (d->noncoherent)
+		ernic_cache_maint(d->va + off, end - start, true);
+	return place(d, off, end - start, start);
+}
+
+/*
+ * A registration that shares pages with move m and reaches past it
+ * (malloc puts buffers side by side): m grows over the pages before and
+ * after it, which must sit in the region pages just before and after
+ * m's, so that m stays one bus range and its MRs keep their addresses.
+ * Caller locks.
+ */
+static int grow(struct uio_dma *d, struct move *m, uintptr_t start,
+		uintptr_t end, const void *va, size_t len)
+{
+	size_t front = start < m->start ? m->start - start : 0;
+	size_t back = end > m->start + m->len ? end - (m->start + m->len) : 0;
+	char why[160];
+	int rc;
+
+	if (!front && !back)
+		return 0;
+	/* m's own pages are the region's already */
+	if ((front && !private_anon(start, m->start, why, sizeof(why))) ||
+	    (back && !private_anon(m->start + m->len, end, why, sizeof(why)))) {
+		uio_log("cannot register %p (%zu bytes): without an IOMMU its "
+			"pages move into the DMA region, and %s", va, len, why);
+		return EFAULT;
+	}
+	if (front > m->off ||
+	    (front && pages_claim(d, (m->off - front) / d->page,
+				  front / d->page)))
+		goto taken;
+	if (back && pages_claim(d, (m->off + m->len) / d->page,
+				back / d->page)) {
+		if (front)
+			pages_put(d, m->off - front, front);
+		goto taken;
+	}
+	rc = front ? move_in(d, m->off - front, start, m->start) : 0;
+	if (rc) {
+		pages_put(d, m->off - front, front);
+		if (back)
+			pages_put(d, m->off + m->len, back);
+		goto failed;
+	}
+	m->start -= front;
+	m->off -= front;
+	m->len += front;
+	rc = back ? move_in(d, m->off + m->len, m->start + m->len, end) : 0;
+	if (rc) {
+		pages_put(d, m->off + m->len, back);
+		goto failed;
+	}
+	m->len += back;
+	return 0;
+taken:
+	uio_log("cannot register %p (%zu bytes): it shares pages with a "
+		"registered buffer, and the DMA region pages beside that "
+		"buffer's are taken", va, len);
+	return EINVAL;
+failed:
+	uio_log("cannot move %p (%zu bytes) into the DMA region: %s", va, len,
+		strerror(rc));
+	return rc;
+}
+
 int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 {
 	const uintptr_t a = (uintptr_t)va;
@@ -299,19 +411,25 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 	start = a & ~(uintptr_t)(d->page - 1);
 	end = (a + len + d->page - 1) & ~(uintptr_t)(d->page - 1);
 	pthread_mutex_lock(&d->lock);
+	m = NULL;
 	for (size_t k = 0; k < d->nmoves; k++) {
-		m = &d->moves[k];
-		if (end <= m->start || start >= m->start + m->len)
+		if (end <= d->moves[k].start ||
+		    start >= d->moves[k].start + d->moves[k].len)
 			continue;
-		if (start < m->start || end > m->start + m->len) {
-			uio_log("cannot register %p (%zu bytes): it overlaps "
-				"a registered buffer only in part", va, len);
+		if (m) {
+			uio_log("cannot register %p (%zu bytes): it spans two "
+				"registered buffers' pages", va, len);
 			rc = EINVAL;
 			goto out;
 		}
-		m->refs++;
-		*bus = d->bus + m->off + (a - m->start);
-		rc = 0;
+		m = &d->moves[k];
+	}
+	if (m) {
+		rc = grow(d, m, start, end, va, len);
+		if (!rc) {
+			m->refs++;
+			*bus = d->bus + m->off + (a - m->start);
+		}
 		goto out;
 	}
 	if (!private_anon(start, end, why, sizeof(why))) {
@@ -337,11 +455,7 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 			"(%zu MiB) is full", va, len, d->size >> 20);
 		goto out;
 	}
-	memcpy(d->va + p * d->page, (void *)start, end - start);
-	/* The IP may read the buffer as soon as the MR exists. */
-	if (d->noncoherent)
-		ernic_cache_maint(d->va + p * d->page, end - start, true);
-	rc = place(d, p * d->page, end - start, start);
+	rc = move_in(d, p * d->page, start, end);
 	if (rc) {
 		uio_log("cannot move %p (%zu bytes) into the DMA region: %s",
 			va, len, strerror(rc));

@@ -36,6 +36,9 @@ int uio_dma_view(struct uio_dma *d, uint64_t bus, size_t len,
 
 int uio_dma_alloc(struct uio_dma *d, size_t len, size_t align,
 		  struct ernic_dma *out);
+/* Exactly [bus, bus + len), zeroed; EBUSY when any page is taken. */
+int uio_dma_claim(struct uio_dma *d, uint64_t bus, size_t len,
+		  struct ernic_dma *out);
 void uio_dma_free(struct uio_dma *d, struct ernic_dma *dma);
 
 /*

@@ -31,11 +31,17 @@ set_tests_properties(app_faults PROPERTIES FIXTURES_REQUIRED ernicdevs
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 300)
 
-# One software device, many processes: four ib_write_bw pairs, and the
-# checker in three pairs with one client killed (docs/multiprocess.md).
+# One device, many processes: four ib_write_bw pairs, the checker in
+# three pairs with one client killed, 200 openers, rping beside
+# ib_write_bw (docs/multiprocess.md); on software devices, and on virtual
+# FPGAs shared through their brokers.
 add_test(NAME app_share
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/apps/share.sh
-          $<TARGET_FILE:ernic_check>)
-set_tests_properties(app_share PROPERTIES FIXTURES_REQUIRED ernicdevs
+          $<TARGET_FILE:ernic_check> sw)
+add_test(NAME app_share_vfpga
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/apps/share.sh
+          $<TARGET_FILE:ernic_check> vfpga)
+set_tests_properties(app_share app_share_vfpga PROPERTIES
+  FIXTURES_REQUIRED ernicdevs
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 300)

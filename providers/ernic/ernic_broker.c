@@ -266,8 +266,9 @@ static void conn_close(struct ernic_broker *b, size_t k, bool stopping)
 		 * died. Clean the IP of it, then free its numbers. */
 		if (ds->proc[c->slot].pid == c->pid &&
 		    ds->proc[c->slot].gen == c->gen) {
-			ernic_log("%s: broker: process %d (slot %u) died: "
-				  "reclaiming its QPs and keys",
+			ernic_log("%s: broker: process %d (slot %u) ended "
+				  "without closing the device: reclaiming its "
+				  "QPs and keys",
 				  dev->vdev.device.name, (int)c->pid,
 				  c->slot);
 			ernic_ds_reap_slot(ds, c->slot, ernic_share_hw_dead,
@@ -343,6 +344,7 @@ static int on_hello(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
 	return answer(c, m, 0);
 }
 
+/* DMA_GET, or DMA_CLAIM of exactly m->bus. */
 static int on_dma_get(struct ernic_broker *b, struct conn *c,
 		      struct eb_msg *m)
 {
@@ -361,7 +363,11 @@ static int on_dma_get(struct ernic_broker *b, struct conn *c,
 	}
 	if (!m->len || m->len > SIZE_MAX || (m->align & (m->align - 1)))
 		return answer(c, m, EINVAL);
-	rc = acc->ops->dma_alloc(acc, m->len, m->align, &d);
+	rc = m->op == EB_DMA_CLAIM ?
+		     (acc->ops->dma_claim ?
+			      acc->ops->dma_claim(acc, m->bus, m->len, &d) :
+			      EOPNOTSUPP) :
+		     acc->ops->dma_alloc(acc, m->len, m->align, &d);
 	if (rc)
 		return answer(c, m, rc);
 	c->dma[c->ndma++] = d;
@@ -369,19 +375,28 @@ static int on_dma_get(struct ernic_broker *b, struct conn *c,
 	return answer(c, m, 0);
 }
 
+/* Every allocation inside [bus, bus + len): a buffer that grew over
+ * claimed pages goes back whole. */
 static int on_dma_put(struct ernic_broker *b, struct conn *c,
 		      const struct eb_msg *m)
 {
-	for (size_t k = 0; k < c->ndma; k++) {
-		if (c->dma[k].bus != m->bus)
+	bool found = false;
+
+	for (size_t k = c->ndma; k-- > 0;) {
+		struct ernic_dma *d = &c->dma[k];
+
+		if (d->bus < m->bus || d->bus - m->bus >= m->len ||
+		    d->len > m->len - (d->bus - m->bus))
 			continue;
-		b->dev->acc->ops->dma_free(b->dev->acc, &c->dma[k]);
-		c->dma[k] = c->dma[--c->ndma];
-		return 0;
+		b->dev->acc->ops->dma_free(b->dev->acc, d);
+		*d = c->dma[--c->ndma];
+		found = true;
 	}
-	ernic_log("broker: process %d gave back pages at %#llx it does not "
-		  "hold", (int)c->pid, (unsigned long long)m->bus);
-	return EINVAL;
+	if (!found)
+		ernic_log("broker: process %d gave back pages at %#llx it "
+			  "does not hold", (int)c->pid,
+			  (unsigned long long)m->bus);
+	return 0;
 }
 
 /* One message on connection k. Non-zero: close it. */
@@ -392,6 +407,7 @@ static int on_msg(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
 			       on_hello(b, c, m) : EPROTO;
 	switch (m->op) {
 	case EB_DMA_GET:
+	case EB_DMA_CLAIM:
 		return on_dma_get(b, c, m);
 	case EB_DMA_PUT:
 		return on_dma_put(b, c, m);

@@ -7,8 +7,9 @@
  * two connections:
  *
  *   control  requests, each answered in order when it has an answer:
- *            HELLO (-> HELLO answer), DMA_GET (-> DMA answer), DMA_PUT,
- *            MAD_SEND, AGENT (no answer)
+ *            HELLO (-> HELLO answer), DMA_GET and DMA_CLAIM (-> DMA
+ *            answer), DMA_PUT (of whole allocations), MAD_SEND, AGENT
+ *            (no answer)
  *   events   after its HELLO_EV, only the broker speaks: MAD_RECV, FATAL,
  *            KICK (the broker alone takes the IP's interrupt and clears
  *            INTSTS; a client whose QP's CQINTSTS/RQINTSTS bit is set
@@ -40,6 +41,7 @@ enum ernic_broker_op {
 	EB_MAD_RECV,		/* events: sender, MAD */
 	EB_FATAL,		/* events: QP, Table 2-4 code */
 	EB_KICK,		/* events: look at your QPs' interrupt bits */
+	EB_DMA_CLAIM,		/* bus, len: exactly these pages -> status */
 };
 
 struct eb_msg {

@@ -129,6 +129,13 @@ static int pager_get(void *arg, size_t len, size_t align, uint64_t *bus)
 	return rc;
 }
 
+static int pager_claim(void *arg, uint64_t bus, size_t len)
+{
+	struct eb_msg m = { .op = EB_DMA_CLAIM, .bus = bus, .len = len };
+
+	return request(arg, &m, true);
+}
+
 static void pager_put(void *arg, uint64_t bus, size_t len)
 {
 	struct eb_msg m = { .op = EB_DMA_PUT, .bus = bus, .len = len };
@@ -145,7 +152,7 @@ int ernic_client_hello(struct ernic_dev *dev, char *err, size_t errlen)
 	struct ernic_access *acc = dev->acc;
 	struct eb_msg m = { .op = EB_HELLO, .version = ERNIC_BROKER_VERSION,
 			    .slot = dev->ds_slot };
-	struct ernic_pager pager = { pager_get, pager_put, c };
+	struct ernic_pager pager = { pager_get, pager_claim, pager_put, c };
 	int rc;
 
 	if (!acc->ops->set_pager || !acc->ops->dma_view) {

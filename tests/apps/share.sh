@@ -1,30 +1,38 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# One software device, many processes (docs/multiprocess.md), on the
-# fixture's ernict0 (127.0.0.2) and ernict1 (127.0.0.3):
+# One device, many processes (docs/multiprocess.md), on the fixture's
+# software devices ernict0 (127.0.0.2) and ernict1 (127.0.0.3), or with
+# "vfpga" on its virtual FPGAs ernicu0 (127.0.0.52) and ernicu1
+# (127.0.0.53), which processes share through each device's broker:
 #   1. four unmodified ib_write_bw pairs at once: every one completes,
 #      and during the run `ernicctl show` lists four processes per device,
 #      each with a QP of its own;
 #   2. the byte-exact checker in three process pairs at once, one client
 #      SIGKILLed mid-transfer: the other two pairs PASS, and the dead
 #      process's QPs and MRs are reclaimed;
-#   3. 200 processes opening and closing ernict0, 10 at a time
+#   3. 200 processes opening and closing device A, 10 at a time
 #      (ibv_devinfo -v): every one succeeds, and the device is left with
 #      nobody on it and nothing to reclaim;
 #   4. rdma_cm beside verbs: an ib_write_bw pair and two rping pairs (our
 #      librdmacm) at once on the same two devices, the ib_write_bw server
-#      the first process on ernict0 (so QP1's owner): each CM MAD must
-#      reach its connection's process. A third rping server on a port
-#      already listened to is refused.
+#      the first process on device A (so QP1's owner on a software
+#      device): each CM MAD must reach its connection's process. A third
+#      rping server on a port already listened to is refused.
+#   usage: share.sh ERNIC_CHECK [sw|vfpga]
 #   environment: ERNICCTL, ERNIC_RUNDIR, SYSFS_PATH, RDMAV_DRIVERS
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod, and eBPF"
 need_cmds ib_write_bw ibv_devinfo rping ss pgrep timeout
-CHECK=${1:?usage: share.sh ERNIC_CHECK}
+CHECK=${1:?usage: share.sh ERNIC_CHECK [sw|vfpga]}
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
-define_host a ernict0 127.0.0.2
-define_host b ernict1 127.0.0.3
+case "${2:-sw}" in
+sw) A=ernict0 AIP=127.0.0.2 B=ernict1 BIP=127.0.0.3 ;;
+vfpga) A=ernicu0 AIP=127.0.0.52 B=ernicu1 BIP=127.0.0.53 ;;
+*) fail "usage: share.sh ERNIC_CHECK [sw|vfpga]" ;;
+esac
+define_host a "$A" "$AIP"
+define_host b "$B" "$BIP"
 
 field() { # DEV WORD
 	"$ERNICCTL" show "$1" | awk -v w="$2" '$1 == w { print $2 }'
@@ -40,7 +48,7 @@ spids=() cpids=() ports=()
 for ((k = 0; k < N; k++)); do
 	pick_port a
 	ports+=("$PORT")
-	timeout 120 ib_write_bw -d ernict0 -x 0 -D 4 -p "$PORT" \
+	timeout 120 ib_write_bw -d "$A" -x 0 -D 4 -p "$PORT" \
 		>"$WORK/bw$k.srv" 2>&1 &
 	spids+=($!)
 	BG_PIDS+=($!)
@@ -48,20 +56,20 @@ for ((k = 0; k < N; k++)); do
 		{ show_output "server $k" "$WORK/bw$k.srv"; fail "ib_write_bw server $k did not listen"; }
 done
 for ((k = 0; k < N; k++)); do
-	timeout 120 ib_write_bw -d ernict1 -x 0 -D 4 -p "${ports[k]}" 127.0.0.2 \
+	timeout 120 ib_write_bw -d "$B" -x 0 -D 4 -p "${ports[k]}" "$AIP" \
 		>"$WORK/bw$k.cli" 2>&1 &
 	cpids+=($!)
 	BG_PIDS+=($!)
 done
 for ((i = 0; i < 50; i++)); do
-	[ "$(field ernict0 qps)" = "$N" ] && [ "$(field ernict1 qps)" = "$N" ] && break
+	[ "$(field "$A" qps)" = "$N" ] && [ "$(field "$B" qps)" = "$N" ] && break
 	sleep 0.1
 done
-show=$("$ERNICCTL" show ernict0)
-echo "four ib_write_bw pairs running, ernicctl show ernict0:"
+show=$("$ERNICCTL" show "$A")
+echo "four ib_write_bw pairs running, ernicctl show $A:"
 indent <<<"$show"
 if ! grep -qx "processes $N" <<<"$show" || ! grep -qx "qps $N" <<<"$show"; then
-	case_failed "four ib_write_bw" "ernict0 does not show $N processes with a QP each"
+	case_failed "four ib_write_bw" "$A does not show $N processes with a QP each"
 fi
 # perftest_ok FILE RC: the run went through. perftest times its report
 # with the CPU's cycle counter, which it first calibrates against the
@@ -106,19 +114,20 @@ spids=() cpids=() ports=()
 for ((k = 0; k < 3; k++)); do
 	pick_port a
 	ports+=("$PORT")
-	timeout 120 stdbuf -oL "$CHECK" -d ernict0 -p "$PORT" >"$WORK/chk$k.srv" 2>&1 &
+	timeout 120 stdbuf -oL "$CHECK" -d "$A" -p "$PORT" >"$WORK/chk$k.srv" 2>&1 &
 	spids+=($!)
 	BG_PIDS+=($!)
 	wait_listening a "$PORT" "${spids[k]}" ||
 		{ show_output "checker server $k" "$WORK/chk$k.srv"; fail "ernic_check server $k did not listen"; }
 done
 for ((k = 0; k < 3; k++)); do
-	timeout 120 stdbuf -oL "$CHECK" -d ernict1 -p "${ports[k]}" -q 2 -T 4 \
-		--qp-timeout 12 127.0.0.2 >"$WORK/chk$k.cli" 2>&1 &
+	timeout 120 stdbuf -oL "$CHECK" -d "$B" -p "${ports[k]}" -q 2 -T 4 \
+		--qp-timeout 12 "$AIP" >"$WORK/chk$k.cli" 2>&1 &
 	cpids+=($!)
 	BG_PIDS+=($!)
 done
 sleep 1.5
+reaped=$(field "$B" reaped)
 victim=$(pgrep -P "${cpids[1]}" -f ernic_check || pgrep -P "${cpids[1]}")
 [ -n "$victim" ] || fail "no ernic_check under ${cpids[1]}"
 kill -9 "$victim"
@@ -128,12 +137,18 @@ for ((i = 0; i < 50; i++)); do
 	[ -e "/proc/$victim" ] || break
 	sleep 0.1
 done
-show=$("$ERNICCTL" show ernict1)
-echo "checker client 1 killed, ernicctl show ernict1:"
+# Reaped by `ernicctl show` itself on a software device ("now 1"), by
+# the device's broker on a virtual FPGA, as soon as the process is gone.
+for ((i = 0; i < 30; i++)); do
+	show=$("$ERNICCTL" show "$B")
+	grep -qx 'processes 2' <<<"$show" && break
+	sleep 0.1
+done
+echo "checker client 1 killed, ernicctl show $B:"
 indent <<<"$show"
 if ! grep -qx 'processes 2' <<<"$show" || ! grep -qx 'qps 4' <<<"$show" ||
-	! grep -q '(now 1)$' <<<"$show"; then
-	case_failed "checker, one killed" "ernict1 does not show the 2 live clients' 4 QPs with the dead one reaped"
+	! grep -qx "reaped $((reaped + 1)) (now [01])" <<<"$show"; then
+	case_failed "checker, one killed" "$B does not show the 2 live clients' 4 QPs with the dead one reaped"
 fi
 for k in 0 2; do
 	rc=0 src=0
@@ -152,30 +167,30 @@ wait "${cpids[1]}" 2>/dev/null || true
 wait "${spids[1]}" 2>/dev/null || true
 
 # 3. 200 openers, 10 at a time
-before=$("$ERNICCTL" show ernict0 | awk '$1 == "reaped" { print $2 }')
+before=$("$ERNICCTL" show "$A" | awk '$1 == "reaped" { print $2 }')
 bad=0
 for ((r = 0; r < 20; r++)); do
 	pids=()
 	for ((k = 0; k < 10; k++)); do
-		timeout 60 ibv_devinfo -v -d ernict0 >"$WORK/open$k.out" 2>&1 &
+		timeout 60 ibv_devinfo -v -d "$A" >"$WORK/open$k.out" 2>&1 &
 		pids+=($!)
 	done
 	for ((k = 0; k < 10; k++)); do
 		if ! wait "${pids[k]}" ||
-			! grep -q 'hca_id:.*ernict0' "$WORK/open$k.out"; then
+			! grep -q "hca_id:.*$A" "$WORK/open$k.out"; then
 			bad=$((bad + 1))
 			show_output "opener $((r * 10 + k))" "$WORK/open$k.out"
 		fi
 	done
 done
-show=$("$ERNICCTL" show ernict0)
+show=$("$ERNICCTL" show "$A")
 after=$(awk '$1 == "reaped" { print $2 }' <<<"$show")
 if [ "$bad" != 0 ]; then
 	case_failed "200 openers" "$bad of 200 ibv_devinfo runs failed"
 elif ! grep -qx 'processes 0' <<<"$show" || [ "$after" != "$before" ]; then
-	case_failed "200 openers" "ernict0 not left clean: $(tr '\n' ';' <<<"$show")"
+	case_failed "200 openers" "$A not left clean: $(tr '\n' ';' <<<"$show")"
 else
-	echo "ok: 200 processes opened and closed ernict0, 10 at a time; nothing left, nothing reaped"
+	echo "ok: 200 processes opened and closed $A, 10 at a time; nothing left, nothing reaped"
 fi
 
 # 4. rping beside ib_write_bw
@@ -185,7 +200,7 @@ eval "$("$ERNICCTL" env)"
 label="rping beside ib_write_bw"
 pick_port a
 bwport=$PORT
-timeout 120 ib_write_bw -d ernict0 -x 0 -D 6 -p "$bwport" >"$WORK/mix_bw.srv" 2>&1 &
+timeout 120 ib_write_bw -d "$A" -x 0 -D 6 -p "$bwport" >"$WORK/mix_bw.srv" 2>&1 &
 bwsrv=$!
 BG_PIDS+=($!)
 wait_listening a "$bwport" "$bwsrv" ||
@@ -194,36 +209,36 @@ rports=() rsrv=() rcli=()
 for k in 0 1; do
 	pick_port a
 	rports+=("$PORT")
-	timeout 120 rping -s -a 127.0.0.2 -p "$PORT" -S 4096 -C 200 -V \
+	timeout 120 rping -s -a "$AIP" -p "$PORT" -S 4096 -C 200 -V \
 		>"$WORK/mix_rping$k.srv" 2>&1 &
 	rsrv+=($!)
 	BG_PIDS+=($!)
 done
 # A server is ready once the device's state file says it listens.
 for ((i = 0; i < 100; i++)); do
-	[ "$(field ernict0 listens)" = 2 ] && break
+	[ "$(field "$A" listens)" = 2 ] && break
 	sleep 0.1
 done
-show=$("$ERNICCTL" show ernict0)
-echo "ib_write_bw and two rping servers on ernict0, ernicctl show ernict0:"
+show=$("$ERNICCTL" show "$A")
+echo "ib_write_bw and two rping servers on $A, ernicctl show $A:"
 indent <<<"$show"
 for p in "${rports[@]}"; do
 	grep -q "listens.*tcp:$p\b" <<<"$show" ||
-		case_failed "$label" "ernict0 does not show a process listening on tcp:$p"
+		case_failed "$label" "$A does not show a process listening on tcp:$p"
 done
-out=$(timeout 20 rping -s -a 127.0.0.2 -p "${rports[0]}" -C 1 2>&1) &&
+out=$(timeout 20 rping -s -a "$AIP" -p "${rports[0]}" -C 1 2>&1) &&
 	case_failed "$label" "a second rping server on port ${rports[0]} started: $out"
 if grep -qi "address already in use" <<<"$out"; then
-	echo "ok: a second rping server on port ${rports[0]} of ernict0: $(tr '\n' ' ' <<<"$out")"
+	echo "ok: a second rping server on port ${rports[0]} of $A: $(tr '\n' ' ' <<<"$out")"
 else
 	case_failed "$label" "a second rping server on port ${rports[0]}: want 'Address already in use', got: $out"
 fi
-timeout 120 ib_write_bw -d ernict1 -x 0 -D 6 -p "$bwport" 127.0.0.2 >"$WORK/mix_bw.cli" 2>&1 &
+timeout 120 ib_write_bw -d "$B" -x 0 -D 6 -p "$bwport" "$AIP" >"$WORK/mix_bw.cli" 2>&1 &
 bwcli=$!
 BG_PIDS+=($!)
 sleep 1
 for k in 0 1; do
-	timeout 120 rping -c -a 127.0.0.2 -I 127.0.0.3 -p "${rports[k]}" -S 4096 -C 200 -V -v \
+	timeout 120 rping -c -a "$AIP" -I "$BIP" -p "${rports[k]}" -S 4096 -C 200 -V -v \
 		>"$WORK/mix_rping$k.cli" 2>&1 &
 	rcli+=($!)
 	BG_PIDS+=($!)
@@ -239,7 +254,7 @@ for k in 0 1; do
 		case_failed "$label" "rping pair $k: client $(describe_rc "$rc"), server $(describe_rc "$src"), $n of 200 pings"
 		continue
 	fi
-	echo "ok: rping pair $k on ernict0/1 beside ib_write_bw: 200 pings of 4096 bytes, validated"
+	echo "ok: rping pair $k on $A/"$B" beside ib_write_bw: 200 pings of 4096 bytes, validated"
 done
 rc=0 src=0
 wait "$bwcli" || rc=$?
@@ -253,8 +268,8 @@ else
 	show_output "ib_write_bw client" "$WORK/mix_bw.cli"
 	case_failed "$label" "ib_write_bw: client $(describe_rc "$rc"), server $(describe_rc "$src")"
 fi
-show=$("$ERNICCTL" show ernict0)
+show=$("$ERNICCTL" show "$A")
 if ! grep -qx 'processes 0' <<<"$show" || ! grep -qx 'listens 0' <<<"$show"; then
-	case_failed "$label" "ernict0 not left clean: $(tr '\n' ';' <<<"$show")"
+	case_failed "$label" "$A not left clean: $(tr '\n' ';' <<<"$show")"
 fi
 finish
