@@ -476,17 +476,23 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 	}
 	/* Alone, one process drives the IP and keeps its DMA allocations
 	 * in its own memory: exclusive. A broker and its clients share the
-	 * IP (docs/multiprocess.md), and none of them may open it while a
-	 * process uses it alone. */
-	if (flock(ua->fd, (conf->hw_role == ERNIC_HW_ALONE ? LOCK_EX :
-							       LOCK_SH) |
-				  LOCK_NB)) {
+	 * IP (docs/multiprocess.md): the broker first makes sure that
+	 * nobody uses it (a process alone, an earlier broker's client),
+	 * then shares it. */
+	if (flock(ua->fd, (conf->hw_role == ERNIC_HW_CLIENT ? LOCK_SH :
+								LOCK_EX) |
+				  LOCK_NB) ||
+	    (conf->hw_role == ERNIC_HW_BROKER &&
+	     flock(ua->fd, LOCK_SH | LOCK_NB))) {
 		rc = errno == EWOULDBLOCK ? EBUSY : errno;
 		snprintf(err, errlen, "uio: %s is in use by %s", dev,
 			 conf->hw_role == ERNIC_HW_ALONE ?
 				 "another process (processes share a UIO "
 				 "ERNIC only through its broker, which "
 				 "`ernicctl add` starts)" :
+			 conf->hw_role == ERNIC_HW_BROKER ?
+				 "another process: a broker must be the "
+				 "first to open it" :
 				 "a process that opened it alone");
 		goto err;
 	}

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# One software device, many processes (docs/multiprocess.md): aggregate
+# One device, many processes (docs/multiprocess.md): aggregate
 # ib_write_bw bandwidth of 1, 2 and 4 pairs at once on one pair of
-# software ERNICs, and ib_write_lat 2 B of one pair on devices nobody
-# else uses against the same with three more processes on each device
-# (waiting, each with a QP). Numbers, not a verdict. Root. Uses build/
-# (BUILD_DIR=...).
+# ERNICs, and ib_write_lat 2 B of one pair on devices nobody else uses
+# against the same with three more processes on each device (waiting,
+# each with a QP). Software devices, or with "vfpga" virtual FPGAs
+# shared through their brokers. Numbers, not a verdict. Root. Uses
+# build/ (BUILD_DIR=...).
+#   usage: bench/share.sh [sw|vfpga]
 #   BENCH_SECONDS (per bandwidth run, default 5)  BENCH_LAT_ITERS (5000)
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -14,10 +16,25 @@ secs=${BENCH_SECONDS:-5} lat_iters=${BENCH_LAT_ITERS:-5000}
 
 export ERNIC_RUNDIR=$WORK/run
 eval "$("$ERNICCTL" env)"
+kind=${1:-sw}
 define_host b0 share0 127.0.0.2
 define_host b1 share1 127.0.0.3
-add_device b0 127.0.0.2
-add_device b1 127.0.0.3
+case "$kind" in
+sw)
+	add_device b0 127.0.0.2
+	add_device b1 127.0.0.3
+	;;
+vfpga)
+	for d in "share0 127.0.0.2" "share1 127.0.0.3"; do
+		# shellcheck disable=SC2086 # name and address
+		set -- $d
+		"$ERNICCTL" del "$1" >/dev/null 2>&1 || true
+		"$ERNICCTL" add "$1" --sim-uio "$2" || fail "cannot create $1"
+		at_exit "$ERNICCTL" del "$1"
+	done
+	;;
+*) fail "usage: bench/share.sh [sw|vfpga]" ;;
+esac
 
 # start_pairs N PROG ARGS...: N pairs at once; their client outputs in
 # $WORK/pK.cli; waits for all. Sets PAIRS_FAILED.
@@ -91,5 +108,5 @@ lat "beside 3 processes per device"
 kill "${idle[@]}" 2>/dev/null || true
 
 echo
-echo "bench/share.sh on $(uname -r), $(nproc) CPUs:"
+echo "bench/share.sh $kind on $(uname -r), $(nproc) CPUs:"
 printf '  %s\n' "${rows[@]}"

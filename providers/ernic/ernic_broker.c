@@ -48,6 +48,10 @@ struct conn {
 	uint32_t slot, gen;		/* CONN_CTL, CONN_EV */
 	int ev;				/* CONN_CTL: its event connection */
 	uint8_t agents[256 / 8];	/* CONN_CTL: classes with an agent */
+	/* CONN_CTL: a KICK its event connection had no room for, merged
+	 * with those after it until it goes (under b->lock) */
+	bool kick_due;
+	struct eb_msg *kick;
 	struct ernic_dma *dma;		/* CONN_CTL: pages it holds */
 	size_t ndma, cap;
 };
@@ -187,17 +191,62 @@ void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* Send the words of m to c, with any it did not take before: the bits
+ * were cleared in the IP, so a kick must not be lost. When its event
+ * connection is full, keep them and have the broker's thread send them
+ * as soon as it has room. Caller holds b->lock. */
+static void kick_send(struct ernic_broker *b, struct conn *c,
+		      const struct eb_msg *m)
+{
+	if (c->kick_due) {
+		uint32_t *w = (uint32_t *)c->kick->mad;
+		const uint32_t *n = (const uint32_t *)m->mad;
+
+		for (uint32_t k = 0; k < 2u * m->nwords; k++)
+			w[k] |= n[k];
+	} else {
+		*c->kick = *m;
+	}
+	c->kick_due = send(c->ev, c->kick, sizeof(*c->kick),
+			   MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(*m);
+	if (c->kick_due && m != c->kick) {
+		const struct eb_msg wake = { .op = 0 };
+
+		/* the broker's thread polls for room from now on */
+		if (send(b->answers[1], &wake, sizeof(wake),
+			 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			ernic_dbg("broker: cannot wake its thread");
+	}
+}
+
 void ernic_broker_kick(struct ernic_dev *dev)
 {
 	struct ernic_broker *b = dev->broker;
 	const uint8_t *owner = dev->ds.ds->qp_owner;
 	const uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
-	struct eb_msg m = { .op = EB_KICK };
+	struct eb_msg m = { .op = EB_KICK, .nwords = (uint8_t)nwords };
+	uint32_t *cq = (uint32_t *)m.mad, *rq = cq + nwords;
 	uint8_t kick[ERNIC_DS_PROCS / 8] = { 0 };
+	bool any = false;
 
+	_Static_assert(2 * ERNIC_QPINT_WORD(ERNIC_C_NUM_QP_MAX) * 4 <=
+			       sizeof(m.mad), "KICK words fit in a message");
+	/* Read and clear, then tell: a bit set again after the clear
+	 * raises INTSTS again, and the owner hears of it next time. */
 	for (uint32_t w = 1; w <= nwords; w++) {
-		uint32_t v = ernic_rd(dev->acc, ERNIC_CQINTSTS(w)) |
-			     ernic_rd(dev->acc, ERNIC_RQINTSTS(w));
+		cq[w - 1] = ernic_rd(dev->acc, ERNIC_CQINTSTS(w));
+		rq[w - 1] = ernic_rd(dev->acc, ERNIC_RQINTSTS(w));
+		if (cq[w - 1])
+			ernic_wr(dev->acc, ERNIC_CQINTSTS(w), cq[w - 1]);
+		if (rq[w - 1])
+			ernic_wr(dev->acc, ERNIC_RQINTSTS(w), rq[w - 1]);
+		any |= cq[w - 1] || rq[w - 1];
+	}
+	if (!any)
+		return;
+	ernic_access_flush(dev->acc);
+	for (uint32_t w = 1; w <= nwords; w++) {
+		uint32_t v = cq[w - 1] | rq[w - 1];
 
 		for (uint32_t bit = 0; v && bit < 32; bit++) {
 			uint32_t i = (w - 1) * 32 + bit + 1;
@@ -214,7 +263,7 @@ void ernic_broker_kick(struct ernic_dev *dev)
 
 		if (c->kind == CONN_CTL && c->ev >= 0 &&
 		    (kick[c->slot / 8] & 1u << (c->slot % 8)))
-			push(c, &m);
+			kick_send(b, c, &m);
 	}
 	pthread_mutex_unlock(&b->lock);
 }
@@ -232,6 +281,13 @@ static void conn_add(struct ernic_broker *b, int fd)
 		ernic_log("broker: a client refused: %s",
 			  b->nconns == MAX_CONNS ? "too many connections" :
 						   strerror(errno));
+		close(fd);
+		return;
+	}
+	c->kick = calloc(1, sizeof(*c->kick));
+	if (!c->kick) {
+		ernic_log("broker: a client refused: out of memory");
+		free(c);
 		close(fd);
 		return;
 	}
@@ -284,6 +340,7 @@ static void conn_close(struct ernic_broker *b, size_t k, bool stopping)
 		close(c->ev);
 	if (c->fd >= 0)
 		close(c->fd);
+	free(c->kick);
 	free(c);
 }
 
@@ -440,7 +497,11 @@ static void send_answers(struct ernic_broker *b)
 
 	while (recv(b->answers[0], &m, sizeof(m), MSG_DONTWAIT) ==
 	       (ssize_t)sizeof(m)) {
-		int rc = ernic_mad_tx(b->dev, &m.peer, m.mad);
+		int rc;
+
+		if (m.op != EB_MAD_SEND)
+			continue;	/* a wake: kicks are due */
+		rc = ernic_mad_tx(b->dev, &m.peer, m.mad);
 
 		if (rc)
 			ernic_dbg("broker: an answer to a MAD not sent: %s",
@@ -452,7 +513,7 @@ enum { PFD_STOP, PFD_LISTEN, PFD_ANSWERS, PFD_CONNS };
 
 static void serve(struct ernic_broker *b, int stop_fd)
 {
-	struct pollfd pfd[MAX_CONNS + PFD_CONNS];
+	struct pollfd pfd[2 * MAX_CONNS + PFD_CONNS];
 
 	for (;;) {
 		size_t n = b->nconns;
@@ -463,10 +524,23 @@ static void serve(struct ernic_broker *b, int stop_fd)
 						   .events = POLLIN };
 		pfd[PFD_ANSWERS] = (struct pollfd){ .fd = b->answers[0],
 						    .events = POLLIN };
+		size_t ndue = 0;
+		struct conn *due[MAX_CONNS];
+
 		for (size_t k = 0; k < n; k++)
 			pfd[k + PFD_CONNS] = (struct pollfd){
 				.fd = b->conns[k]->fd, .events = POLLIN };
-		if (poll(pfd, n + PFD_CONNS, -1) < 0) {
+		/* event connections with a kick due: room for it */
+		pthread_mutex_lock(&b->lock);
+		for (size_t k = 0; k < n; k++)
+			if (b->conns[k]->kick_due) {
+				due[ndue] = b->conns[k];
+				pfd[n + PFD_CONNS + ndue++] = (struct pollfd){
+					.fd = b->conns[k]->ev,
+					.events = POLLOUT };
+			}
+		pthread_mutex_unlock(&b->lock);
+		if (poll(pfd, n + PFD_CONNS + ndue, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			ernic_log("broker: poll: %s", strerror(errno));
@@ -476,6 +550,11 @@ static void serve(struct ernic_broker *b, int stop_fd)
 			return;
 		if (pfd[PFD_ANSWERS].revents)
 			send_answers(b);
+		pthread_mutex_lock(&b->lock);
+		for (size_t k = 0; k < ndue; k++)
+			if (pfd[n + PFD_CONNS + k].revents && due[k]->kick_due)
+				kick_send(b, due[k], due[k]->kick);
+		pthread_mutex_unlock(&b->lock);
 		/* from the last, so that a closed one moves no unseen one */
 		for (size_t k = n; k-- > 0;) {
 			struct conn *c = b->conns[k];
@@ -509,7 +588,7 @@ static void serve(struct ernic_broker *b, int stop_fd)
 
 static int listen_on(struct ernic_broker *b, char *err, size_t errlen)
 {
-	int s;
+	int s, rc;
 
 	if (ernic_broker_path(b->dev, b->sa.sun_path, sizeof(b->sa.sun_path))) {
 		snprintf(err, errlen, "the broker socket beside %s: path too "
@@ -529,11 +608,12 @@ static int listen_on(struct ernic_broker *b, char *err, size_t errlen)
 	b->lfd = s;
 	return 0;
 fail:
+	rc = errno;
 	snprintf(err, errlen, "broker socket %s: %s", b->sa.sun_path,
-		 strerror(errno));
+		 strerror(rc));
 	if (s >= 0)
 		close(s);
-	return errno;
+	return rc;
 }
 
 int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
@@ -565,6 +645,9 @@ int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
 	pthread_mutex_init(&b.lock, NULL);
 	b.dev = dev;
 	dev->hw_role = ERNIC_HW_BROKER;
+	/* before the interrupt thread starts: it routes through b (to
+	 * nobody until clients come) */
+	dev->broker = &b;
 
 	pthread_mutex_lock(&dev->lock);
 	ret = ernic_dev_start(dev, err, errlen);
@@ -582,8 +665,6 @@ int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
 		goto out;
 	ret = listen_on(&b, err, errlen);
 	if (!ret) {
-		/* routing starts once the socket is there */
-		dev->broker = &b;
 		if (ready_fd >= 0 && write(ready_fd, "ready\n", 6) != 6)
 			ernic_log("broker: cannot say it is ready: %s",
 				  strerror(errno));
@@ -595,7 +676,6 @@ int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
 		conn_close(&b, b.nconns - 1, true);
 	pthread_mutex_lock(&dev->lock);
 	ernic_dev_stop(dev);	/* routing ends with the interrupt thread */
-	dev->broker = NULL;
 	pthread_mutex_unlock(&dev->lock);
 out:
 	close(b.answers[0]);

@@ -11,9 +11,11 @@
  *            answer), DMA_PUT (of whole allocations), MAD_SEND, AGENT
  *            (no answer)
  *   events   after its HELLO_EV, only the broker speaks: MAD_RECV, FATAL,
- *            KICK (the broker alone takes the IP's interrupt and clears
- *            INTSTS; a client whose QP's CQINTSTS/RQINTSTS bit is set
- *            hears of it so)
+ *            KICK (the broker alone takes the IP's interrupt: it reads
+ *            and clears INTSTS and the per-QP status words, and sends
+ *            the words to each process with a QP in them; one writer of
+ *            those W1C words, as a virtual FPGA's window applies only
+ *            the last of two processes' writes between its passes)
  *
  * The control connection's end is the client's end: the broker then
  * disables what the client's slot still owns in the IP and takes its
@@ -40,7 +42,7 @@ enum ernic_broker_op {
 	EB_AGENT,		/* a MAD agent of class made or gone */
 	EB_MAD_RECV,		/* events: sender, MAD */
 	EB_FATAL,		/* events: QP, Table 2-4 code */
-	EB_KICK,		/* events: look at your QPs' interrupt bits */
+	EB_KICK,		/* events: CQINTSTSn / RQINTSTSn, cleared */
 	EB_DMA_CLAIM,		/* bus, len: exactly these pages -> status */
 };
 
@@ -52,12 +54,14 @@ struct eb_msg {
 	uint64_t bus, len, align;	/* DMA_*, HELLO: the doorbell pool */
 	uint32_t qpn, code;	/* FATAL */
 	uint8_t mgmt_class, on;	/* AGENT */
-	uint8_t pad[6];
+	uint8_t nwords;		/* KICK: words of each in mad[] */
+	uint8_t pad[5];
 	union {
 		struct ernic_mad_peer peer;	/* MAD_SEND */
 		struct ernicdv_mad_addr from;	/* MAD_RECV */
 	};
-	uint8_t mad[IB_MAD_SIZE];
+	uint8_t mad[IB_MAD_SIZE];	/* KICK: nwords CQINTSTS, then
+					 * nwords RQINTSTS (host order) */
 };
 
 struct ernic_dev;
@@ -69,8 +73,9 @@ bool ernic_broker_mad_rx(struct ernic_dev *dev,
 			 const struct ernicdv_mad_addr *from,
 			 const uint8_t *mad);
 void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
-/* After INTSTS's completion or receive cause was cleared: kick the
- * clients whose QPs have their interrupt status bits set. */
+/* After INTSTS's completion or receive cause was cleared: read and
+ * clear the per-QP status words, and kick the clients whose QPs have
+ * bits set in them. */
 void ernic_broker_kick(struct ernic_dev *dev);
 
 /* The client side (ernic_client.c). connect: 0 when the device has a

@@ -81,58 +81,75 @@ static void ev_flush(struct ernic_dev *dev)
 }
 
 /* Bits of CQINTSTSn / RQINTSTSn: each set bit is a QP to service. */
+/* Bits of word w (1-based) of CQINTSTSn / RQINTSTSn that are QPs of
+ * ours with that interrupt enabled; their QPs in qps[]. */
+static uint32_t own_bits(struct ernic_dev *dev, uint32_t w, uint32_t v,
+			 bool recv, struct ernic_qp *qps[32])
+{
+	const uint32_t en = recv ? ERNIC_QPCONF_RQ_INT_EN :
+				   ERNIC_QPCONF_CQ_INT_EN;
+	uint32_t own = 0;
+
+	for (uint32_t b = 0; b < 32; b++) {
+		uint32_t i = (w - 1) * 32 + b + 1;
+
+		qps[b] = NULL;
+		if (!(v & 1u << b) || i > dev->conf.c_num_qp ||
+		    !dev->ev_qp[i] ||
+		    !(ernic_qp_int_bits(dev->ev_qp[i]) & en))
+			continue;
+		qps[b] = dev->ev_qp[i];
+		own |= 1u << b;
+	}
+	return own;
+}
+
+/* The QPs of one status word, their bits cleared already. */
+static void qp_service(struct ernic_dev *dev, struct ernic_qp *qps[32],
+		       bool recv)
+{
+	for (uint32_t b = 0; b < 32; b++) {
+		struct ernic_qp *qp = qps[b];
+
+		if (!qp)
+			continue;
+		if (recv) {
+			bool sol;
+
+			if (ernic_rq_service(dev, qp, &sol))
+				cq_fire(to_ecq(qp->vqp.qp.recv_cq), sol);
+			continue;
+		}
+		/* READs held back for max_rd_atomic go once those before
+		 * them complete, polled or not. */
+		pthread_mutex_lock(&qp->sq_lock);
+		if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
+		    !atomic_load(&qp->err))
+			ernic_sq_doorbell(dev, qp);
+		pthread_mutex_unlock(&qp->sq_lock);
+		cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
+	}
+}
+
+/* Bits of CQINTSTSn / RQINTSTSn: each set bit is a QP to service. Only
+ * the bits of QPs we enabled that interrupt for are ours to clear
+ * (PG332: "cleared upon successful handling"). Caller holds ev_lock. */
 static void qp_bits(struct ernic_dev *dev, uint32_t (*reg)(uint32_t),
 		    bool recv)
 {
 	struct ernic_access *acc = dev->acc;
 	const uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
-	const uint32_t en = recv ? ERNIC_QPCONF_RQ_INT_EN :
-				   ERNIC_QPCONF_CQ_INT_EN;
 
 	for (uint32_t w = 1; w <= nwords; w++) {
-		uint32_t v = ernic_rd(acc, reg(w)), ack = 0;
 		struct ernic_qp *qps[32];
+		uint32_t ack = own_bits(dev, w, ernic_rd(acc, reg(w)), recv,
+					qps);
 
-		/* Only the bits of QPs we enabled that interrupt for: the
-		 * others are not ours to clear (PG332: "cleared upon
-		 * successful handling"). */
-		for (uint32_t b = 0; b < 32; b++) {
-			uint32_t i = (w - 1) * 32 + b + 1;
-
-			qps[b] = NULL;
-			if (!(v & 1u << b) || i > dev->conf.c_num_qp ||
-			    !dev->ev_qp[i] ||
-			    !(ernic_qp_int_bits(dev->ev_qp[i]) & en))
-				continue;
-			qps[b] = dev->ev_qp[i];
-			ack |= 1u << b;
-		}
 		if (!ack)
 			continue;
 		ernic_wr(acc, reg(w), ack);
 		ev_flush(dev);
-		for (uint32_t b = 0; b < 32; b++) {
-			struct ernic_qp *qp = qps[b];
-
-			if (!qp)
-				continue;
-			if (recv) {
-				bool sol;
-
-				if (ernic_rq_service(dev, qp, &sol))
-					cq_fire(to_ecq(qp->vqp.qp.recv_cq),
-						sol);
-				continue;
-			}
-			/* READs held back for max_rd_atomic go once those
-			 * before them complete, polled or not. */
-			pthread_mutex_lock(&qp->sq_lock);
-			if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
-			    !atomic_load(&qp->err))
-				ernic_sq_doorbell(dev, qp);
-			pthread_mutex_unlock(&qp->sq_lock);
-			cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
-		}
+		qp_service(dev, qps, recv);
 	}
 }
 
@@ -242,11 +259,18 @@ static void ev_service(struct ernic_dev *dev)
 		ernic_broker_kick(dev);
 }
 
-void ernic_events_kicked(struct ernic_dev *dev)
+void ernic_events_kicked(struct ernic_dev *dev, const uint32_t *cq,
+			 const uint32_t *rq, uint32_t nwords)
 {
+	struct ernic_qp *qps[32];
+
 	pthread_mutex_lock(&dev->ev_lock);
-	qp_bits(dev, cqintsts, false);
-	qp_bits(dev, rqintsts, true);
+	for (uint32_t w = 1; w <= nwords; w++) {
+		if (own_bits(dev, w, cq[w - 1], false, qps))
+			qp_service(dev, qps, false);
+		if (own_bits(dev, w, rq[w - 1], true, qps))
+			qp_service(dev, qps, true);
+	}
 	pthread_mutex_unlock(&dev->ev_lock);
 }
 
