@@ -85,11 +85,10 @@ int broker_start(const char *rundir, const char *name, char *err,
 
 void broker_stop(const char *rundir, const char *name)
 {
-	char dir[PATH_MAX], pidf[PATH_MAX + 8];
+	char dir[PATH_MAX];
 
 	if (tree(rundir, name, dir, sizeof(dir)))
 		return;
-	snprintf(pidf, sizeof(pidf), "%s/pid", dir);
-	daemon_stop(daemon_pid_read(pidf));
+	daemon_stop_dir(dir);
 	tree_remove(dir);
 }

@@ -2,6 +2,7 @@
 /* Start and stop ernicctl's helper processes (daemon.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -124,15 +125,18 @@ void daemon_stop(pid_t pid)
 		kill(pid, SIGKILL);
 }
 
-pid_t daemon_pid_read(const char *path)
+void daemon_stop_dir(const char *dir)
 {
-	FILE *f = fopen(path, "re");
+	char path[PATH_MAX + 8];
+	FILE *f;
 	int pid = 0;
 
+	snprintf(path, sizeof(path), "%s/pid", dir);
+	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return;
 	if (fscanf(f, "%d", &pid) != 1)
 		pid = 0;
 	fclose(f);
-	return pid;
+	daemon_stop(pid);
 }

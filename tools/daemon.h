@@ -19,7 +19,7 @@ int daemon_start(const char *exe, const char *const *args, const char *log,
 		 const char *what, pid_t *pid, char *err, size_t errlen);
 /* SIGTERM, then SIGKILL when it is still there after a while. */
 void daemon_stop(pid_t pid);
-/* The pid a file holds, or 0. */
-pid_t daemon_pid_read(const char *path);
+/* daemon_stop of the pid in DIR/pid, if there is one. */
+void daemon_stop_dir(const char *dir);
 
 #endif

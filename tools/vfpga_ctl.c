@@ -118,11 +118,10 @@ int vfpga_start(const char *rundir, struct ernic_conf *conf, char *err,
 
 void vfpga_stop(const char *rundir, const char *name)
 {
-	char dir[PATH_MAX], pidf[PATH_MAX + 8];
+	char dir[PATH_MAX];
 
 	if (tree(rundir, name, dir, sizeof(dir)))
 		return;
-	snprintf(pidf, sizeof(pidf), "%s/pid", dir);
-	daemon_stop(daemon_pid_read(pidf));
+	daemon_stop_dir(dir);
 	remove_tree(dir);
 }
