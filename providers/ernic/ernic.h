@@ -541,10 +541,9 @@ void ernic_events_stop(struct ernic_dev *dev);
 /* QP qpn went FATAL with Table 2-4 code (the IP's error queue, or a
  * broker relaying it): IBV_EVENT_QP_FATAL and both CQs fire. */
 void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
-/* A broker's client, kicked with the CQINTSTSn / RQINTSTSn words the
- * broker read and cleared (words 1..nwords): service our QPs in them. */
-void ernic_events_kicked(struct ernic_dev *dev, const uint32_t *cq,
-			 const uint32_t *rq, uint32_t nwords);
+/* A broker's client, kicked: service our QPs' interrupt status bits
+ * (read and clear our own bits of CQINTSTSn / RQINTSTSn). */
+void ernic_events_kicked(struct ernic_dev *dev);
 /* QP idx is now qp (or NULL) for the interrupt handler. */
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
 /* The QP went to ERR: its armed CQs fire (flush completions are due). */

@@ -191,10 +191,12 @@ void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Send the words of m to c, with any it did not take before: the bits
- * were cleared in the IP, so a kick must not be lost. When its event
- * connection is full, keep them and have the broker's thread send them
- * as soon as it has room. Caller holds b->lock. */
+/* Send a kick to c, merged with any it did not take before. A kick is
+ * not dropped: a bit set while the owner's interrupt status is being
+ * serviced raises no new cause once INTSTS is clear, so the owner may
+ * hear of it only from this kick. When the event connection is full,
+ * the broker's thread sends it as soon as there is room. Caller holds
+ * b->lock. */
 static void kick_send(struct ernic_broker *b, struct conn *c,
 		      const struct eb_msg *m)
 {
@@ -231,20 +233,15 @@ void ernic_broker_kick(struct ernic_dev *dev)
 
 	_Static_assert(2 * ERNIC_QPINT_WORD(ERNIC_C_NUM_QP_MAX) * 4 <=
 			       sizeof(m.mad), "KICK words fit in a message");
-	/* Read and clear, then tell: a bit set again after the clear
-	 * raises INTSTS again, and the owner hears of it next time. */
+	/* Each owner clears its own bits when it services them; until
+	 * then a bit stays set, and every interrupt kicks its owner. */
 	for (uint32_t w = 1; w <= nwords; w++) {
 		cq[w - 1] = ernic_rd(dev->acc, ERNIC_CQINTSTS(w));
 		rq[w - 1] = ernic_rd(dev->acc, ERNIC_RQINTSTS(w));
-		if (cq[w - 1])
-			ernic_wr(dev->acc, ERNIC_CQINTSTS(w), cq[w - 1]);
-		if (rq[w - 1])
-			ernic_wr(dev->acc, ERNIC_RQINTSTS(w), rq[w - 1]);
 		any |= cq[w - 1] || rq[w - 1];
 	}
 	if (!any)
 		return;
-	ernic_access_flush(dev->acc);
 	for (uint32_t w = 1; w <= nwords; w++) {
 		uint32_t v = cq[w - 1] | rq[w - 1];
 

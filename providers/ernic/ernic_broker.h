@@ -11,11 +11,10 @@
  *            answer), DMA_PUT (of whole allocations), MAD_SEND, AGENT
  *            (no answer)
  *   events   after its HELLO_EV, only the broker speaks: MAD_RECV, FATAL,
- *            KICK (the broker alone takes the IP's interrupt: it reads
- *            and clears INTSTS and the per-QP status words, and sends
- *            the words to each process with a QP in them; one writer of
- *            those W1C words, as a virtual FPGA's window applies only
- *            the last of two processes' writes between its passes)
+ *            KICK (the broker alone takes the IP's interrupt and clears
+ *            INTSTS; it then reads the per-QP status words and kicks
+ *            each process with a QP bit set in them, which clears its
+ *            own bits as it services them)
  *
  * The control connection's end is the client's end: the broker then
  * disables what the client's slot still owns in the IP and takes its
@@ -42,7 +41,7 @@ enum ernic_broker_op {
 	EB_AGENT,		/* a MAD agent of class made or gone */
 	EB_MAD_RECV,		/* events: sender, MAD */
 	EB_FATAL,		/* events: QP, Table 2-4 code */
-	EB_KICK,		/* events: CQINTSTSn / RQINTSTSn, cleared */
+	EB_KICK,		/* events: CQINTSTSn / RQINTSTSn as read */
 	EB_DMA_CLAIM,		/* bus, len: exactly these pages -> status */
 };
 
@@ -73,9 +72,8 @@ bool ernic_broker_mad_rx(struct ernic_dev *dev,
 			 const struct ernicdv_mad_addr *from,
 			 const uint8_t *mad);
 void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
-/* After INTSTS's completion or receive cause was cleared: read and
- * clear the per-QP status words, and kick the clients whose QPs have
- * bits set in them. */
+/* After INTSTS's completion or receive cause was cleared: kick the
+ * clients whose QPs have bits set in the per-QP status words. */
 void ernic_broker_kick(struct ernic_dev *dev);
 
 /* The client side (ernic_client.c). connect: 0 when the device has a

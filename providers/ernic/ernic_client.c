@@ -224,11 +224,8 @@ void ernic_client_event(struct ernic_dev *dev)
 			ernic_mad_deliver(dev, &m.from, m.mad);
 		else if (m.op == EB_FATAL)
 			ernic_events_fatal(dev, m.qpn, m.code);
-		else if (m.op == EB_KICK && m.nwords &&
-			 m.nwords <= ERNIC_QPINT_WORD(dev->conf.c_num_qp))
-			ernic_events_kicked(dev, (const uint32_t *)m.mad,
-					    (const uint32_t *)m.mad + m.nwords,
-					    m.nwords);
+		else if (m.op == EB_KICK)
+			ernic_events_kicked(dev);
 		else
 			ernic_log("the broker sent an unknown message %u",
 				  m.op);

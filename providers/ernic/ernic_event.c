@@ -259,18 +259,11 @@ static void ev_service(struct ernic_dev *dev)
 		ernic_broker_kick(dev);
 }
 
-void ernic_events_kicked(struct ernic_dev *dev, const uint32_t *cq,
-			 const uint32_t *rq, uint32_t nwords)
+void ernic_events_kicked(struct ernic_dev *dev)
 {
-	struct ernic_qp *qps[32];
-
 	pthread_mutex_lock(&dev->ev_lock);
-	for (uint32_t w = 1; w <= nwords; w++) {
-		if (own_bits(dev, w, cq[w - 1], false, qps))
-			qp_service(dev, qps, false);
-		if (own_bits(dev, w, rq[w - 1], true, qps))
-			qp_service(dev, qps, true);
-	}
+	qp_bits(dev, cqintsts, false);
+	qp_bits(dev, rqintsts, true);
 	pthread_mutex_unlock(&dev->ev_lock);
 }
 
