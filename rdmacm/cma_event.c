@@ -11,6 +11,7 @@
  * application may still be reading an event's private data.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +87,7 @@ CMA_EXPORT void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		free(e);
 	}
 	c->tail = NULL;
-	/* Their bytes too: a late reader must find nothing, not ENODATA. */
+	/* Their bytes too: a late reader must find nothing to wake it. */
 	while (recv(c->ch.fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
 	pthread_mutex_unlock(&c->lock);
@@ -179,25 +180,33 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 
 	if (!c || !event)
 		return cma_ret(EINVAL);
-	atomic_fetch_add(&c->readers, 1);
-	do
-		n = read(c->ch.fd, &one, 1);
-	while (n < 0 && errno == EINTR);
-	atomic_fetch_sub(&c->readers, 1);
-	if (n < 0)
-		return -1;	/* EAGAIN on a non-blocking channel */
-	if (n == 0)
-		return cma_ret(ENODATA);
-	pthread_mutex_lock(&c->lock);
-	e = c->head;
-	if (e) {
-		c->head = e->next;
-		if (!c->head)
-			c->tail = NULL;
+	for (;;) {
+		atomic_fetch_add(&c->readers, 1);
+		do
+			n = read(c->ch.fd, &one, 1);
+		while (n < 0 && errno == EINTR);
+		atomic_fetch_sub(&c->readers, 1);
+		if (n < 0)
+			return -1;	/* EAGAIN on a non-blocking channel */
+		if (n == 0)
+			return cma_ret(ENODATA);
+		pthread_mutex_lock(&c->lock);
+		e = c->head;
+		if (e) {
+			c->head = e->next;
+			if (!c->head)
+				c->tail = NULL;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (e)
+			break;
+		/* The byte was an event that rdma_destroy_id or
+		 * rdma_migrate_id took away meanwhile (take_events): as
+		 * with the kernel's ucma, a blocking reader waits for the
+		 * next one, a non-blocking one finds none. */
+		if (fcntl(c->ch.fd, F_GETFL) & O_NONBLOCK)
+			return cma_ret(EAGAIN);
 	}
-	pthread_mutex_unlock(&c->lock);
-	if (!e)
-		return cma_ret(ENODATA);
 	*event = &e->ev;
 	return 0;
 }
@@ -258,7 +267,7 @@ static struct cma_event *take_events(struct cma_channel *c,
 		tail = &e->next;
 		if (recv(c->ch.fd, &one, 1, MSG_DONTWAIT) != 1) {
 			/* A reader took the byte and waits for the lock:
-			 * it will find no event and say ENODATA. */
+			 * it will find no event and wait for the next. */
 		}
 	}
 	c->tail = NULL;

@@ -80,7 +80,6 @@ static void ev_flush(struct ernic_dev *dev)
 			  strerror(rc));
 }
 
-/* Bits of CQINTSTSn / RQINTSTSn: each set bit is a QP to service. */
 /* Bits of word w (1-based) of CQINTSTSn / RQINTSTSn that are QPs of
  * ours with that interrupt enabled; their QPs in qps[]. */
 static uint32_t own_bits(struct ernic_dev *dev, uint32_t w, uint32_t v,
