@@ -48,10 +48,9 @@ struct conn {
 	uint32_t slot, gen;		/* CONN_CTL, CONN_EV */
 	int ev;				/* CONN_CTL: its event connection */
 	uint8_t agents[256 / 8];	/* CONN_CTL: classes with an agent */
-	/* CONN_CTL: a KICK its event connection had no room for, merged
-	 * with those after it until it goes (under b->lock) */
+	/* CONN_CTL: a KICK its event connection had no room for, sent
+	 * when there is (under b->lock) */
 	bool kick_due;
-	struct eb_msg *kick;
 	struct ernic_dma *dma;		/* CONN_CTL: pages it holds */
 	size_t ndma, cap;
 };
@@ -191,27 +190,20 @@ void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* Send a kick to c, merged with any it did not take before. A kick is
- * not dropped: a bit set while the owner's interrupt status is being
- * serviced raises no new cause once INTSTS is clear, so the owner may
- * hear of it only from this kick. When the event connection is full,
+/* Send c a kick. A kick is not dropped: a bit set while the owner's
+ * interrupt status is being serviced raises no new cause once INTSTS is
+ * clear, so the owner may hear of it only from this kick. When the event
+ * connection is full, it stays due (one kick stands for any number) and
  * the broker's thread sends it as soon as there is room. Caller holds
  * b->lock. */
-static void kick_send(struct ernic_broker *b, struct conn *c,
-		      const struct eb_msg *m)
+static void kick_send(struct ernic_broker *b, struct conn *c)
 {
-	if (c->kick_due) {
-		uint32_t *w = (uint32_t *)c->kick->mad;
-		const uint32_t *n = (const uint32_t *)m->mad;
+	static const struct eb_msg kick = { .op = EB_KICK };
+	bool was_due = c->kick_due;
 
-		for (uint32_t k = 0; k < 2u * m->nwords; k++)
-			w[k] |= n[k];
-	} else {
-		*c->kick = *m;
-	}
-	c->kick_due = send(c->ev, c->kick, sizeof(*c->kick),
-			   MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(*m);
-	if (c->kick_due && m != c->kick) {
+	c->kick_due = send(c->ev, &kick, sizeof(kick),
+			   MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(kick);
+	if (c->kick_due && !was_due) {
 		const struct eb_msg wake = { .op = 0 };
 
 		/* the broker's thread polls for room from now on */
@@ -226,24 +218,13 @@ void ernic_broker_kick(struct ernic_dev *dev)
 	struct ernic_broker *b = dev->broker;
 	const uint8_t *owner = dev->ds.ds->qp_owner;
 	const uint32_t nwords = ERNIC_QPINT_WORD(dev->conf.c_num_qp);
-	struct eb_msg m = { .op = EB_KICK, .nwords = (uint8_t)nwords };
-	uint32_t *cq = (uint32_t *)m.mad, *rq = cq + nwords;
 	uint8_t kick[ERNIC_DS_PROCS / 8] = { 0 };
-	bool any = false;
 
-	_Static_assert(2 * ERNIC_QPINT_WORD(ERNIC_C_NUM_QP_MAX) * 4 <=
-			       sizeof(m.mad), "KICK words fit in a message");
 	/* Each owner clears its own bits when it services them; until
 	 * then a bit stays set, and every interrupt kicks its owner. */
 	for (uint32_t w = 1; w <= nwords; w++) {
-		cq[w - 1] = ernic_rd(dev->acc, ERNIC_CQINTSTS(w));
-		rq[w - 1] = ernic_rd(dev->acc, ERNIC_RQINTSTS(w));
-		any |= cq[w - 1] || rq[w - 1];
-	}
-	if (!any)
-		return;
-	for (uint32_t w = 1; w <= nwords; w++) {
-		uint32_t v = cq[w - 1] | rq[w - 1];
+		uint32_t v = ernic_rd(dev->acc, ERNIC_CQINTSTS(w)) |
+			     ernic_rd(dev->acc, ERNIC_RQINTSTS(w));
 
 		for (uint32_t bit = 0; v && bit < 32; bit++) {
 			uint32_t i = (w - 1) * 32 + bit + 1;
@@ -260,7 +241,7 @@ void ernic_broker_kick(struct ernic_dev *dev)
 
 		if (c->kind == CONN_CTL && c->ev >= 0 &&
 		    (kick[c->slot / 8] & 1u << (c->slot % 8)))
-			kick_send(b, c, &m);
+			kick_send(b, c);
 	}
 	pthread_mutex_unlock(&b->lock);
 }
@@ -278,13 +259,6 @@ static void conn_add(struct ernic_broker *b, int fd)
 		ernic_log("broker: a client refused: %s",
 			  b->nconns == MAX_CONNS ? "too many connections" :
 						   strerror(errno));
-		close(fd);
-		return;
-	}
-	c->kick = calloc(1, sizeof(*c->kick));
-	if (!c->kick) {
-		ernic_log("broker: a client refused: out of memory");
-		free(c);
 		close(fd);
 		return;
 	}
@@ -337,7 +311,6 @@ static void conn_close(struct ernic_broker *b, size_t k, bool stopping)
 		close(c->ev);
 	if (c->fd >= 0)
 		close(c->fd);
-	free(c->kick);
 	free(c);
 }
 
@@ -550,7 +523,7 @@ static void serve(struct ernic_broker *b, int stop_fd)
 		pthread_mutex_lock(&b->lock);
 		for (size_t k = 0; k < ndue; k++)
 			if (pfd[n + PFD_CONNS + k].revents && due[k]->kick_due)
-				kick_send(b, due[k], due[k]->kick);
+				kick_send(b, due[k]);
 		pthread_mutex_unlock(&b->lock);
 		/* from the last, so that a closed one moves no unseen one */
 		for (size_t k = n; k-- > 0;) {

@@ -41,7 +41,7 @@ enum ernic_broker_op {
 	EB_AGENT,		/* a MAD agent of class made or gone */
 	EB_MAD_RECV,		/* events: sender, MAD */
 	EB_FATAL,		/* events: QP, Table 2-4 code */
-	EB_KICK,		/* events: CQINTSTSn / RQINTSTSn as read */
+	EB_KICK,		/* events: service your QPs' status bits */
 	EB_DMA_CLAIM,		/* bus, len: exactly these pages -> status */
 };
 
@@ -53,14 +53,12 @@ struct eb_msg {
 	uint64_t bus, len, align;	/* DMA_*, HELLO: the doorbell pool */
 	uint32_t qpn, code;	/* FATAL */
 	uint8_t mgmt_class, on;	/* AGENT */
-	uint8_t nwords;		/* KICK: words of each in mad[] */
-	uint8_t pad[5];
+	uint8_t pad[6];
 	union {
 		struct ernic_mad_peer peer;	/* MAD_SEND */
 		struct ernicdv_mad_addr from;	/* MAD_RECV */
 	};
-	uint8_t mad[IB_MAD_SIZE];	/* KICK: nwords CQINTSTS, then
-					 * nwords RQINTSTS (host order) */
+	uint8_t mad[IB_MAD_SIZE];
 };
 
 struct ernic_dev;
