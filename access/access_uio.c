@@ -73,6 +73,23 @@ static void ua_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
 	ernic_mmio_wr(to_uio(acc)->regs, off, val);
 }
 
+/* The virtual FPGA's window holds values, not write events: a W1C write
+ * is an atomic AND of the complement there (model/ernic_window.h), so
+ * that clears of one word by several processes all count and a read
+ * between them still sees the bits not cleared. */
+static void vfpga_reg_write(struct ernic_access *acc, uint32_t off,
+			    uint32_t val)
+{
+	struct uio_access *ua = to_uio(acc);
+
+	if (!ERNIC_REG_IS_W1C(off)) {
+		ernic_mmio_wr(ua->regs, off, val);
+		return;
+	}
+	atomic_fetch_and_explicit((_Atomic uint32_t *)(uintptr_t)&ua->regs[off / 4],
+				  ~val, memory_order_release);
+}
+
 static int ua_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 			struct ernic_dma *out)
 {
@@ -501,6 +518,8 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 	rc = irq_open(ua, dev, conf->hw_role != ERNIC_HW_CLIENT, err, errlen);
 	if (rc)
 		goto err;
+	if (ua->ctl >= 0)
+		ua->ops.reg_write = vfpga_reg_write;
 	/* UIO selects map N with offset N pages; a map starts mid-page by
 	 * its "offset". */
 	ua->regs_maplen = (size_t)(m0.offset + m0.size + page - 1) & ~(page - 1);

@@ -114,6 +114,12 @@ enum ernic_access_type {
  * the numbering of the per-QP register blocks. */
 #define ERNIC_QPINT_WORD(i) (((uint32_t)(i) - 1) / 32 + 1)
 #define ERNIC_QPINT_BIT(i) (1u << (((uint32_t)(i) - 1) % 32))
+/* The write-1-to-clear words of Table 2-7: INTSTS, RQINTSTS1..8 and
+ * CQINTSTS1..8, the last two runs side by side. */
+#define ERNIC_REG_IS_W1C(off)                                                 \
+	((off) == ERNIC_INTSTS ||                                              \
+	 ((off) >= ERNIC_RQINTSTS(1) && (off) <= ERNIC_CQINTSTS(8) &&         \
+	  (off) % 4 == 0))
 #define ERNIC_CNPSCHDSTSREG(n) (0x201D0u + ((uint32_t)(n) - 1) * 4)
 
 /* XRNICCONF fields */

@@ -9,10 +9,15 @@
  * Shared memory carries values, not write events. A pass finds the
  * words software changed since the last pass, applies them through the
  * Table 2-7 access rules in the order the PG332 ch.6 sequences write them
- * (see model_window.c), then publishes the register file back. W1C
- * registers are published with a marker bit software never writes (a
- * reserved bit, or the bit of a QP whose interrupt is off), so that
- * writing back the value read is still seen as a write.
+ * (see model_window.c), then publishes the register file back.
+ *
+ * W1C words (ERNIC_REG_IS_W1C) are the exception: a store of the bits
+ * to clear would hide the status from every other reader until the next
+ * pass, and a second writer's store would undo the first's. Software
+ * clears bits with an atomic AND of their complement instead, and the
+ * pass applies as W1C the bits gone since the word was published. So
+ * clears by several processes add up, and a read shows the status less
+ * the clears still in flight, as a posted write on a bus would.
  *
  * The model's engine must not run yet when the window is created, and
  * must be stopped (ernic_model_stop) before it is destroyed.

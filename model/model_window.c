@@ -52,17 +52,16 @@ struct pend {
 struct ernic_window {
 	struct ernic_model *m;
 	_Atomic uint32_t *win;
-	/* Held across a publish (CAS of the word, then pub and mark), so a
+	/* Held across a publish (CAS of the word, then pub), so a
 	 * pass never sees a word half published by the engine's hook as a
 	 * software write, and two publishers never leave a stale value.
 	 * Taken under the model's lock by the hook: never take that lock
 	 * while holding this one. */
 	pthread_mutex_t lock;
 	pthread_mutex_t sync_lock;	/* one pass at a time */
-	/* Value last published and its W1C marker, per word; written by
-	 * the pass and by the engine's hook (hw_publish), hence atomic. */
+	/* Value last published or seen, per word; written by the pass and
+	 * by the engine's hook (hw_publish), hence atomic. */
 	_Atomic uint32_t *pub;
-	_Atomic uint32_t *mark;
 	int32_t *widx;		/* word -> regs[] index, -1 for none */
 	struct wreg *regs;	/* every register this instance has */
 	size_t nregs;
@@ -79,34 +78,6 @@ static uint32_t mreg(const struct ernic_model *m, uint32_t off)
 static bool qp_enabled(const struct ernic_model *m, uint32_t i)
 {
 	return mreg(m, ERNIC_QP(i, ERNIC_QPCONF)) & ERNIC_QPCONF_QP_EN;
-}
-
-/* The marker of a W1C word: INTSTS has reserved bits; a per-QP word uses
- * the bit of a QP that does not exist or has that interrupt off, and is
- * clear now (software clears only the QPs it services). 0: no marker. */
-static uint32_t w1c_mark(const struct ernic_model *m, uint32_t off,
-			 uint32_t val)
-{
-	uint32_t word, en;
-
-	if (off == ERNIC_INTSTS)
-		return ERNIC_BIT(31);
-	if (off >= ERNIC_CQINTSTS(1)) {
-		word = (off - ERNIC_CQINTSTS(1)) / 4 + 1;
-		en = ERNIC_QPCONF_CQ_INT_EN;
-	} else {
-		word = (off - ERNIC_RQINTSTS(1)) / 4 + 1;
-		en = ERNIC_QPCONF_RQ_INT_EN;
-	}
-	for (int b = 31; b >= 0; b--) {
-		uint32_t i = (word - 1) * 32 + (uint32_t)b + 1;
-
-		if (val & 1u << b)
-			continue;
-		if (i > m->c_num_qp || !(mreg(m, ERNIC_QP(i, ERNIC_QPCONF)) & en))
-			return 1u << b;
-	}
-	return 0;
 }
 
 static uint8_t classify(const struct wreg *r, uint32_t val)
@@ -128,14 +99,10 @@ static uint8_t classify(const struct wreg *r, uint32_t val)
 	return CLS_CONFIG;
 }
 
-/* The word as the model has it now, marker included. */
-static uint32_t model_word(const struct ernic_window *w, const struct wreg *r,
-			   uint32_t *mark)
+/* The word as the model has it now. */
+static uint32_t model_word(const struct ernic_window *w, const struct wreg *r)
 {
-	uint32_t v = mreg(w->m, r->off) & r->mask;
-
-	*mark = r->access == ERNIC_REG_W1C ? w1c_mark(w->m, r->off, v) : 0;
-	return v | *mark;
+	return mreg(w->m, r->off) & r->mask;
 }
 
 /* Publish one register: a word software changed since (CAS fails) is
@@ -145,19 +112,17 @@ static uint32_t model_word(const struct ernic_window *w, const struct wreg *r,
 static void publish_reg(struct ernic_window *w, const struct wreg *r)
 {
 	const uint32_t n = r->off / 4;
-	uint32_t mark, v = model_word(w, r, &mark);
+	uint32_t v = model_word(w, r);
 	uint32_t expect = atomic_load(&w->pub[n]);
 
 	if (v == expect)
 		return;
 	pthread_mutex_lock(&w->lock);
-	v = model_word(w, r, &mark);
+	v = model_word(w, r);
 	expect = atomic_load(&w->pub[n]);
 	if (v != expect &&
-	    atomic_compare_exchange_strong(&w->win[n], &expect, v)) {
-		atomic_store(&w->mark[n], mark);
+	    atomic_compare_exchange_strong(&w->win[n], &expect, v))
 		atomic_store(&w->pub[n], v);
-	}
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -168,7 +133,6 @@ static bool sw_wrote(struct ernic_window *w, const struct wreg *r,
 		     uint32_t *v)
 {
 	const uint32_t n = r->off / 4;
-	uint32_t mark;
 	bool wrote;
 
 	*v = atomic_load_explicit(&w->win[n], memory_order_acquire);
@@ -177,7 +141,7 @@ static bool sw_wrote(struct ernic_window *w, const struct wreg *r,
 	pthread_mutex_lock(&w->lock);
 	*v = atomic_load_explicit(&w->win[n], memory_order_acquire);
 	wrote = *v != atomic_load(&w->pub[n]) &&
-		*v != model_word(w, r, &mark);
+		*v != model_word(w, r);
 	pthread_mutex_unlock(&w->lock);
 	return wrote;
 }
@@ -205,8 +169,10 @@ static void apply(struct ernic_window *w, const struct pend *p)
 	uint32_t val = p->val;
 	bool ovr = false;
 
+	/* A W1C word is cleared in the window (ernic_window.h): the bits
+	 * gone since it was published are the ones written. */
 	if (r->access == ERNIC_REG_W1C)
-		val &= ~atomic_load(&w->mark[r->off / 4]);
+		val = atomic_load(&w->pub[r->off / 4]) & ~val;
 	if (r->access == ERNIC_REG_RO_SWOVR)
 		ovr = !qp_enabled(w->m, r->qp);
 	model_reg_write(w->m, r->off, val, ovr);
@@ -369,10 +335,9 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	model_mutex_init(&w->lock);
 	model_mutex_init(&w->sync_lock);
 	w->pub = calloc(nw, sizeof(*w->pub));
-	w->mark = calloc(nw, sizeof(*w->mark));
 	w->regs = calloc(nw, sizeof(*w->regs));
 	w->widx = malloc(nw * sizeof(*w->widx));
-	if (!w->pub || !w->mark || !w->regs || !w->widx)
+	if (!w->pub || !w->regs || !w->widx)
 		goto err;
 	memset(w->widx, 0xff, nw * sizeof(*w->widx));
 	for (uint32_t off = 0; off < ERNIC_REG_SPACE_SIZE; off += 4) {
@@ -425,7 +390,6 @@ void ernic_window_destroy(struct ernic_window *w)
 	pthread_mutex_unlock(&w->m->lock);
 	free(w->widx);
 	free(w->pub);
-	free(w->mark);
 	free(w->regs);
 	free(w->pend);
 	free(w->sorted);

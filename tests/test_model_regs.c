@@ -173,6 +173,13 @@ static void test_table_spec_values(void **state)
 	assert_int_equal(n2, sizeof(qp1_missing) / sizeof(qp1_missing[0]));
 	assert_int_equal(nsw, sizeof(swovr) / sizeof(swovr[0]));
 	assert_int_equal(nw1c, 17);
+	/* ERNIC_REG_IS_W1C, which the provider's virtual-FPGA path relies
+	 * on, names exactly the table's W1C words. */
+	for (uint32_t off = 0; off < ERNIC_REG_SPACE_SIZE; off += 4) {
+		d = ernic_reg_lookup(off, ERNIC_C_NUM_QP_MAX, NULL);
+		assert_int_equal(ERNIC_REG_IS_W1C(off),
+				 d && d->access == ERNIC_REG_W1C);
+	}
 	/* Non-zero resets: the two thresholds, PAUSE_CONF, and the model
 	 * choices CON_IO_CONF, RESPHNDSTS, STATQP. */
 	assert_int_equal(nreset, 6);

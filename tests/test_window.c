@@ -3,7 +3,8 @@
  * The virtual FPGA's shared-memory register window (ernic_window.h):
  * plain stores by "software" reach the model with the Table 2-7 rules,
  * hardware state is published back, W1C works when software writes back
- * what it read, a cause raised after a pass applied the clear stays set
+ * what it read, also when two processes clear bits of one word between
+ * two passes, a cause raised after a pass applied the clear stays set
  * and interrupts again, and a batch of writes is applied in PG332 order.
  */
 #include <poll.h>
@@ -60,9 +61,13 @@ static uint32_t sw_rd(struct fix *f, uint32_t off)
 	return ((volatile uint32_t *)f->win)[off / 4];
 }
 
+/* A W1C write as the provider's UIO backend makes it on the window. */
 static void sw_wr(struct fix *f, uint32_t off, uint32_t v)
 {
-	((volatile uint32_t *)f->win)[off / 4] = v;
+	if (ERNIC_REG_IS_W1C(off))
+		__atomic_fetch_and(&f->win[off / 4], ~v, __ATOMIC_RELEASE);
+	else
+		((volatile uint32_t *)f->win)[off / 4] = v;
 }
 
 static void test_rw_ro(void **state)
@@ -139,6 +144,36 @@ static void test_w1c(void **state)
 	assert_int_equal(ernic_window_sync(f->w), 1);
 	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)), 0);
 	assert_false(sw_rd(f, ERNIC_CQINTSTS(2)) & ERNIC_QPINT_BIT(34));
+}
+
+/* Two processes service QPs 33 and 34, whose bits share CQINTSTS2, and
+ * both clear between two passes: each still reads the other's bit, and
+ * the pass applies both clears. */
+static void test_w1c_two_writers(void **state)
+{
+	struct fix *f = *state;
+	const uint32_t b33 = ERNIC_QPINT_BIT(33), b34 = ERNIC_QPINT_BIT(34);
+
+	sw_wr(f, ERNIC_QP(33, ERNIC_QPCONF), ERNIC_QPCONF_CQ_INT_EN);
+	sw_wr(f, ERNIC_QP(34, ERNIC_QPCONF), ERNIC_QPCONF_CQ_INT_EN);
+	ernic_window_sync(f->w);
+	ernic_model_hw_set(f->m, ERNIC_CQINTSTS(2), b33 | b34);
+	assert_int_equal(sw_rd(f, ERNIC_CQINTSTS(2)), b33 | b34);
+
+	sw_wr(f, ERNIC_CQINTSTS(2), sw_rd(f, ERNIC_CQINTSTS(2)) & b33);
+	assert_int_equal(sw_rd(f, ERNIC_CQINTSTS(2)), b34);
+	sw_wr(f, ERNIC_CQINTSTS(2), sw_rd(f, ERNIC_CQINTSTS(2)) & b34);
+	assert_int_equal(ernic_window_sync(f->w), 1);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)), 0);
+	assert_int_equal(sw_rd(f, ERNIC_CQINTSTS(2)), 0);
+
+	/* One clears while the engine raises the other: the raise stays. */
+	ernic_model_hw_set(f->m, ERNIC_CQINTSTS(2), b33);
+	sw_wr(f, ERNIC_CQINTSTS(2), b33);
+	ernic_model_hw_set(f->m, ERNIC_CQINTSTS(2), b34);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, ERNIC_CQINTSTS(2)), b34);
+	assert_int_equal(sw_rd(f, ERNIC_CQINTSTS(2)), b34);
 }
 
 /* Whether the model's interrupt fd has an event (ernic_model.h). */
@@ -321,6 +356,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_rw_ro, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_w1c, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_w1c_two_writers, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_w1c_raised_again, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_override_batch, setup,
