@@ -94,6 +94,7 @@ struct eng_qp {
 	uint64_t rto_at;	/* retransmit timer, 0 = off (ns) */
 	uint64_t rnr_at;	/* RNR wait ends (ns), 0 = none */
 	uint32_t retries, rnr_retries;
+	uint32_t retry_psn;	/* first PSN the last rewind sends again */
 	bool rd_resync;		/* READ rewound: drop stale responses */
 
 	/* responder (RX packet handler) */

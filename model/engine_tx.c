@@ -274,6 +274,7 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 
 	for (uint32_t j = k; j < q->osq_n; j++)
 		osq_at(q, j)->sent = 0;
+	q->retry_psn = osq_at(q, k)->first_psn;
 	if (k < q->tx_cur)
 		q->tx_cur = k;
 	eng_set(e, ERNIC_RETRYCNTSTS, eng_reg(e->m, ERNIC_RETRYCNTSTS) + 1);
@@ -321,6 +322,23 @@ static uint32_t wqe_of(struct eng_qp *q, uint32_t psn)
 	return q->osq_n;
 }
 
+/*
+ * A NAK or an implied NAK (responses of a READ found missing) asks for
+ * outstanding WQE k and all after it again. If a retry since the last
+ * acknowledged progress already went back to k or further, they are on
+ * their way again: this is the same loss reported once more, by a
+ * duplicated or reordered response, not another retry. IBTA counts
+ * retransmissions without forward progress; counting every report would
+ * use up the retry budget in a fraction of one timeout (rxe ignores them
+ * too once a retry has started). A retry that is lost again is caught by
+ * the timeout, which always counts.
+ */
+static bool retry_started(struct eng_qp *q, uint32_t k)
+{
+	return q->retries &&
+	       psn_diff(osq_at(q, k)->first_psn, q->retry_psn) >= 0;
+}
+
 /* A retry: count it against TIMEOUTCONF's limit; false if exhausted. */
 static bool retry_ok(struct eng *e, uint32_t i)
 {
@@ -349,6 +367,10 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_set(e, ERNIC_INNCKPKTSTS,
 		((eng_reg(e->m, ERNIC_INNCKPKTSTS) >> 16) + 1) << 16 |
 			(i & 0xFF));
+	/* Older than an acknowledgment already taken (reordered on the
+	 * wire): the peer has had that PSN since, it asks for nothing. */
+	if (psn_diff(p->psn, q->una) < 0)
+		return;
 	/* A NAK acknowledges everything before its PSN. */
 	una_advance(q, p->psn);
 	ack_upto(e, i, p->psn, false);
@@ -385,6 +407,8 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return;
 	}
 	if (syn == (ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ)) {
+		if (retry_started(q, k))
+			return;
 		if (!retry_ok(e, i))
 			return;
 		rewind_to(e, i, k);
@@ -420,7 +444,7 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return;		/* duplicate */
 	if (d > 0) {
 		/* A response went missing: ask again for the whole READ. */
-		if (!q->rd_resync && retry_ok(e, i)) {
+		if (!q->rd_resync && !retry_started(q, 0) && retry_ok(e, i)) {
 			rewind_to(e, i, 0);
 			q->rd_resync = true;
 			arm_rto(e, i, now);
@@ -506,7 +530,7 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		k = wqe_of(q, p->psn);
 		if (q->osq_n && k > 0 && k < q->osq_n &&
 		    osq_at(q, 0)->w.opcode == ERNIC_OP_RDMA_READ &&
-		    !q->rd_resync && retry_ok(e, i)) {
+		    !q->rd_resync && !retry_started(q, 0) && retry_ok(e, i)) {
 			rewind_to(e, i, 0);
 			q->rd_resync = true;
 		}

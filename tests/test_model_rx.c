@@ -591,6 +591,46 @@ static void test_rnr_then_seq_nak(void **state)
 	assert_int_equal(mh_cqes(h, q, cqe, 4), 2);
 }
 
+/* The wire duplicates and reorders responses. A sequence NAK older than
+ * an ACK already taken, or the same NAK again once the packets it asked
+ * for went out again, reports no new loss: not a retry (IBTA counts
+ * retransmissions without forward progress), nothing sent again. The
+ * timeout still counts: with retry_cnt 1 the next one is fatal. */
+static void test_dup_nak_once(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *src = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 1);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 1, 7);
+	struct roce_pkt p;
+
+	mh_post(h, q, ERNIC_OP_SEND, src->buf.bus, 3000, 0, 0, 0); /* 3 pkts */
+	mh_post(h, q, ERNIC_OP_SEND, 0, 8, 0, 0, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	/* a coalesced ACK inside the first message, then an older NAK */
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, SQ_PSN + 1);
+	no_tx(h);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_STATQP_RETRY_COUNT,
+					 mh_qreg(h, q, ERNIC_STATQP)), 0);
+	/* a NAK: one retry, the whole first WQE again (PG332) */
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, SQ_PSN + 2);
+	for (uint32_t k = 0; k < 4; k++) {
+		assert_true(mh_tx_next(h, &p));
+		assert_int_equal(p.psn, SQ_PSN + k);
+	}
+	no_tx(h);
+	for (int dup = 0; dup < 8; dup++)
+		rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ,
+		       SQ_PSN + 2);
+	assert_false(mh_fatal(h, q));
+	no_tx(h);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_STATQP_RETRY_COUNT,
+					 mh_qreg(h, q, ERNIC_STATQP)), 1);
+	mh_advance(h, 5000000);		/* timeout 10: 4.2 ms */
+	assert_true(mh_fatal(h, q));
+}
+
 static void read_resp(struct mh *h, uint8_t opcode, uint32_t psn, uint8_t fill)
 {
 	uint8_t pay[1024];
@@ -710,6 +750,8 @@ int main(int argc, char **argv)
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_rnr_then_seq_nak,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_dup_nak_once, bench_up,
+						bench_down),
 	};
 
 	if (argc > 1)
