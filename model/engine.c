@@ -521,28 +521,70 @@ static bool any_dirty(struct eng *e)
 	return false;
 }
 
+/*
+ * The IP runs beside the CPU; here it shares it with applications that
+ * busy-poll (perftest spins on its CQ or buffer). The lowest real-time
+ * priority lets a packet preempt a spinner at once instead of after a
+ * time slice. But an engine with work all the time would, at that
+ * priority, keep ordinary threads off its CPU for most of a second (RT
+ * throttling gives them the last 5% of each): the applications it
+ * serves and, on a busy host, the process that is another device's wire,
+ * whose peers then time out with nothing lost. So an engine that kept
+ * its CPU for more than ENG_RT_BUSY_PCT of a period steps aside for
+ * ENG_RT_PAUSE_NS, as a NIC that is briefly slower would. Without the
+ * privilege it is an ordinary thread and never pauses.
+ */
+#define ENG_RT_PERIOD_NS 10000000u
+#define ENG_RT_PAUSE_NS 1000000u
+#define ENG_RT_BUSY_PCT 95u
+
+struct eng_rt {
+	bool on;
+	uint64_t start, cpu;	/* the period's start: wall clock, CPU time */
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void rt_govern(struct eng_rt *rt)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), cpu;
+	const struct timespec pause = { .tv_nsec = ENG_RT_PAUSE_NS };
+
+	if (!rt->on || now - rt->start < ENG_RT_PERIOD_NS)
+		return;
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if ((cpu - rt->cpu) * 100 > (now - rt->start) * ENG_RT_BUSY_PCT) {
+		nanosleep(&pause, NULL);
+		now = clock_ns(CLOCK_MONOTONIC);
+	}
+	rt->start = now;
+	rt->cpu = cpu;
+}
+
 static void *eng_main(void *arg)
 {
 	struct eng *e = arg;
 	struct sched_param sp = { .sched_priority = 1 };
+	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
+			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 
-	/*
-	 * The IP runs beside the CPU; here it shares it with applications
-	 * that busy-poll (perftest spins on its CQ or buffer). The lowest
-	 * real-time priority lets a packet preempt a spinner at once
-	 * instead of after a time slice. The thread sleeps whenever it is
-	 * idle, so it cannot starve anyone; without the privilege it runs
-	 * as an ordinary thread.
-	 */
-	(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-
+	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	while (!atomic_load(&e->stop)) {
 		struct pollfd pfd[2] = {
 			{ .fd = model_wire_fd(e->wire), .events = POLLIN },
 			{ .fd = e->wake_fd, .events = POLLIN },
 		};
 		bool busy;
-		uint64_t next = run_once(e, &busy);
+		uint64_t next;
+
+		rt_govern(&rt);
+		next = run_once(e, &busy);
 		struct timespec ts, *tsp = NULL;
 
 		if (busy)
