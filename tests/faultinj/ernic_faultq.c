@@ -584,6 +584,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/*
+	 * This is the wire: it must not be the slowest thing on it. The
+	 * models' engine threads run at SCHED_FIFO 1 (model/engine.c), and
+	 * busy ones, ours or another test's on the same machine, can keep
+	 * an ordinary process off both CPUs for most of a second (RT
+	 * throttling leaves 5%): every packet then waits here longer than
+	 * the QPs' transport timeout, and they exhaust their retries with
+	 * nothing lost. One step above them; without the privilege, as an
+	 * ordinary process.
+	 */
+	(void)sched_setscheduler(0, SCHED_FIFO,
+				 &(struct sched_param){ .sched_priority = 2 });
 	sfd = signals();
 	if (sfd < 0) {
 		perror("ernic_faultq: signalfd");
