@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "access_uio.h"
 #include "access_vfio.h"
@@ -33,5 +34,25 @@ int ernic_access_open(const struct ernic_conf *conf,
 		return ernic_access_vfio_open(conf, out, err, errlen);
 	}
 	snprintf(err, errlen, "backend %d not supported", (int)conf->backend);
+	return EOPNOTSUPP;
+}
+
+int ernic_access_attach(const struct ernic_conf *conf,
+			const struct ernic_access_share *share,
+			struct ernic_access **out, char *err, size_t errlen)
+{
+	if (!err)
+		errlen = 0;
+	if (!conf || !share || !out) {
+		snprintf(err, errlen, "invalid argument");
+		return EINVAL;
+	}
+	*out = NULL;
+	if (conf->backend == ERNIC_BACKEND_VFIO)
+		return ernic_access_vfio_attach(conf, share, out, err, errlen);
+	close(share->device_fd);
+	close(share->region_fd);
+	snprintf(err, errlen, "a %s device is opened by each process, not "
+		 "attached to", ernic_backend_name(conf->backend));
 	return EOPNOTSUPP;
 }

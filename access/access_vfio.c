@@ -29,6 +29,7 @@
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "mmio.h"
+#include "uio_dma.h"
 #include "vfio_dma.h"
 #include "vfio_util.h"
 
@@ -42,10 +43,13 @@ struct vfio_access {
 	uint32_t irq_index;		/* VFIO_PCI_MSIX/MSI_IRQ_INDEX */
 	bool master_set;		/* we set PCI_COMMAND_MASTER */
 	uint64_t cmd_off;		/* PCI_COMMAND in the device fd */
-	void *win_map;			/* whole pages around the window */
-	size_t win_maplen;
-	volatile uint32_t *regs;
+	struct vfio_window win;
+	volatile uint32_t *regs;	/* win.regs */
 	struct vfio_dma *dma;
+	/* A broker's: the DMA memory its clients share (vfio_share.c);
+	 * dma_alloc takes from it too, so a client's pages and the
+	 * broker's are one pool. */
+	struct vfio_region *region;
 };
 
 static int k_open(const char *path, int flags)
@@ -87,12 +91,46 @@ static void va_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
 static int va_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 			struct ernic_dma *out)
 {
-	return vfio_dma_alloc(to_vfio(acc)->dma, len, align, out);
+	struct vfio_access *v = to_vfio(acc);
+
+	if (v->region)
+		return uio_dma_alloc(vfio_region_dma(v->region), len, align,
+				     out);
+	return vfio_dma_alloc(v->dma, len, align, out);
 }
 
 static void va_dma_free(struct ernic_access *acc, struct ernic_dma *dma)
 {
-	vfio_dma_free(to_vfio(acc)->dma, dma);
+	struct vfio_access *v = to_vfio(acc);
+
+	if (v->region)
+		uio_dma_free(vfio_region_dma(v->region), dma);
+	else
+		vfio_dma_free(v->dma, dma);
+}
+
+static int va_dma_claim(struct ernic_access *acc, uint64_t bus, size_t len,
+			struct ernic_dma *out)
+{
+	return uio_dma_claim(vfio_region_dma(to_vfio(acc)->region), bus, len,
+			     out);
+}
+
+static int va_dma_view(struct ernic_access *acc, uint64_t bus, size_t len,
+		       struct ernic_dma *out)
+{
+	return uio_dma_view(vfio_region_dma(to_vfio(acc)->region), bus, len,
+			    out);
+}
+
+static int va_share_export(struct ernic_access *acc,
+			   struct ernic_access_share *out)
+{
+	struct vfio_access *v = to_vfio(acc);
+
+	vfio_region_export(v->region, out);
+	out->device_fd = v->device;
+	return 0;
 }
 
 static int va_map_user(struct ernic_access *acc, void *va, size_t len,
@@ -197,9 +235,9 @@ static void va_close(struct ernic_access *acc)
 	/* The IP's DMA stops before its memory leaves the IOMMU. */
 	if (v->master_set)
 		set_master(v, false);
+	vfio_region_destroy(v->region, v->dma);
 	vfio_dma_destroy(v->dma);
-	if (v->win_map)
-		sys->munmap(v->win_map, v->win_maplen);
+	vfio_window_unmap(sys, &v->win);
 	if (v->irq >= 0)
 		sys->close(v->irq);
 	if (v->device >= 0)
@@ -304,7 +342,7 @@ static int open_iommu(struct vfio_access *v, const struct ernic_conf *c,
 
 /* VFIO_DEVICE_GET_REGION_INFO of region index, capabilities included:
  * malloc'd in *out, its length in *len. 0 or errno. */
-static int region_info(struct vfio_access *v, uint32_t index,
+static int region_info(const struct vfio_sys *sys, int device, uint32_t index,
 		       struct vfio_region_info **out, size_t *len)
 {
 	struct vfio_region_info *ri = calloc(1, sizeof(*ri)), *big;
@@ -315,7 +353,7 @@ static int region_info(struct vfio_access *v, uint32_t index,
 		return ENOMEM;
 	ri->argsz = sizeof(*ri);
 	ri->index = index;
-	if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, ri))
+	if (sys->ioctl(device, VFIO_DEVICE_GET_REGION_INFO, ri))
 		goto fail;
 	sz = ri->argsz;
 	if ((ri->flags & VFIO_REGION_INFO_FLAG_CAPS) && sz > sizeof(*ri)) {
@@ -328,7 +366,7 @@ static int region_info(struct vfio_access *v, uint32_t index,
 		memset(ri, 0, sz);
 		ri->argsz = sz;
 		ri->index = index;
-		if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_REGION_INFO, ri))
+		if (sys->ioctl(device, VFIO_DEVICE_GET_REGION_INFO, ri))
 			goto fail;
 	} else {
 		sz = sizeof(*ri);
@@ -342,8 +380,9 @@ fail:
 	return rc;
 }
 
-static int open_device(struct vfio_access *v, const struct ernic_conf *c,
-		       char *err, size_t errlen)
+int vfio_window_map(const struct vfio_sys *sys, int device, const char *bdf,
+		    const struct ernic_conf *c, struct vfio_window *w,
+		    char *err, size_t errlen)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), len, delta;
 	struct vfio_region_info *ri;
@@ -352,34 +391,61 @@ static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 	void *map;
 	int rc;
 
-	v->device = v->sys->ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, v->bdf);
-	if (v->device < 0) {
-		rc = errno;
-		FAIL(rc, "VFIO_GROUP_GET_DEVICE_FD: %s", strerror(rc));
-	}
-	rc = region_info(v, c->vfio_bar, &ri, &len);
+	rc = region_info(sys, device, c->vfio_bar, &ri, &len);
 	if (rc)
-		FAIL(rc, "BAR %u: VFIO_DEVICE_GET_REGION_INFO: %s", c->vfio_bar,
-		     strerror(rc));
+		return vfio_err(err, errlen, bdf, rc, "BAR %u: "
+				"VFIO_DEVICE_GET_REGION_INFO: %s", c->vfio_bar,
+				strerror(rc));
 	rc = vfio_window_check(ri, len, c->vfio_offset, ERNIC_REG_SPACE_SIZE,
 			       why, sizeof(why));
 	off = ri->offset + c->vfio_offset;
 	free(ri);
 	if (rc)
-		FAIL(rc, "BAR %u: %s", c->vfio_bar, why);
+		return vfio_err(err, errlen, bdf, rc, "BAR %u: %s", c->vfio_bar,
+				why);
 	/* vfio_offset is 4 KiB aligned; pages may be bigger. */
 	delta = (size_t)(off & (page - 1));
-	v->win_maplen = (delta + ERNIC_REG_SPACE_SIZE + page - 1) & ~(page - 1);
-	map = v->sys->mmap(NULL, v->win_maplen, PROT_READ | PROT_WRITE,
-			   MAP_SHARED, v->device, (off_t)(off - delta));
+	len = (delta + ERNIC_REG_SPACE_SIZE + page - 1) & ~(page - 1);
+	map = sys->mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, device,
+			(off_t)(off - delta));
 	if (map == MAP_FAILED) {
 		rc = errno;
-		FAIL(rc, "mmap of BAR %u: %s", c->vfio_bar, strerror(rc));
+		return vfio_err(err, errlen, bdf, rc, "mmap of BAR %u: %s",
+				c->vfio_bar, strerror(rc));
 	}
-	v->win_map = map;
-	v->regs = (volatile uint32_t *)((char *)map + delta);
+	w->map = map;
+	w->maplen = len;
+	w->regs = (volatile uint32_t *)((char *)map + delta);
+	return 0;
+}
 
-	rc = region_info(v, VFIO_PCI_CONFIG_REGION_INDEX, &ri, &len);
+void vfio_window_unmap(const struct vfio_sys *sys, struct vfio_window *w)
+{
+	if (w->map)
+		sys->munmap(w->map, w->maplen);
+	memset(w, 0, sizeof(*w));
+}
+
+static int open_device(struct vfio_access *v, const struct ernic_conf *c,
+		       char *err, size_t errlen)
+{
+	struct vfio_region_info *ri;
+	size_t len;
+	int rc;
+
+	v->device = v->sys->ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, v->bdf);
+	if (v->device < 0) {
+		rc = errno;
+		FAIL(rc, "VFIO_GROUP_GET_DEVICE_FD: %s", strerror(rc));
+	}
+	rc = vfio_window_map(v->sys, v->device, v->bdf, c, &v->win, err,
+			     errlen);
+	if (rc)
+		return rc;
+	v->regs = v->win.regs;
+
+	rc = region_info(v->sys, v->device, VFIO_PCI_CONFIG_REGION_INDEX, &ri,
+			 &len);
 	if (rc)
 		FAIL(rc, "config space: VFIO_DEVICE_GET_REGION_INFO: %s",
 		     strerror(rc));
@@ -466,6 +532,17 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 		rc = open_device(v, conf, err, errlen);
 	if (!rc)
 		rc = open_irq(v, err, errlen);
+	/* A broker shares DMA memory out to its clients (vfio_share.c). */
+	if (!rc && conf->hw_role == ERNIC_HW_BROKER) {
+		rc = vfio_region_create(v->dma, v->bdf,
+					(size_t)conf->vfio_share_mib << 20,
+					&v->region, err, errlen);
+		if (!rc) {
+			v->ops.dma_claim = va_dma_claim;
+			v->ops.dma_view = va_dma_view;
+			v->ops.share_export = va_share_export;
+		}
+	}
 	if (rc)
 		goto fail;
 	*out = &v->base;

@@ -9,10 +9,14 @@
 #define ERNIC_ACCESS_VFIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ernic_access;
+struct ernic_access_share;
 struct ernic_conf;
+struct uio_dma;
+struct vfio_dma;
 
 /* The system calls the backend makes, so that a test can stand in for
  * the kernel (tests/test_vfio.c). */
@@ -41,5 +45,42 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 			       const struct vfio_sys *sys,
 			       struct ernic_access **out, char *err,
 			       size_t errlen);
+
+/* A broker's client (vfio_share.c): the backend on the device file and
+ * the shared DMA region its broker exported; it owns both fds. */
+int ernic_access_vfio_attach(const struct ernic_conf *conf,
+			     const struct ernic_access_share *share,
+			     struct ernic_access **out, char *err,
+			     size_t errlen);
+int ernic_access_vfio_attach_sys(const struct ernic_conf *conf,
+				 const struct vfio_sys *sys,
+				 const struct ernic_access_share *share,
+				 struct ernic_access **out, char *err,
+				 size_t errlen);
+
+/* The register window: whole pages of conf's BAR around vfio_offset. */
+struct vfio_window {
+	void *map;
+	size_t maplen;
+	volatile uint32_t *regs;
+};
+
+int vfio_window_map(const struct vfio_sys *sys, int device, const char *bdf,
+		    const struct ernic_conf *c, struct vfio_window *w,
+		    char *err, size_t errlen);
+void vfio_window_unmap(const struct vfio_sys *sys, struct vfio_window *w);
+
+/* A broker's shared DMA region (vfio_share.c): len bytes of a memory
+ * file, mapped into the IOMMU through dma once, carved into pages by a
+ * uio_dma. 0, or errno with a reason. */
+struct vfio_region;
+int vfio_region_create(struct vfio_dma *dma, const char *bdf, size_t len,
+		       struct vfio_region **out, char *err, size_t errlen);
+/* Out of the IOMMU, then gone; NULL is ignored. */
+void vfio_region_destroy(struct vfio_region *r, struct vfio_dma *dma);
+struct uio_dma *vfio_region_dma(struct vfio_region *r);
+/* region_fd, region_bus, region_len of out (the fd stays the region's). */
+void vfio_region_export(const struct vfio_region *r,
+			struct ernic_access_share *out);
 
 #endif

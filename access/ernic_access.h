@@ -31,6 +31,17 @@ struct ernic_pager {
 	void *arg;
 };
 
+/* What a broker's client drives a device with when it cannot open the
+ * device itself (VFIO: one process at a time holds a group): the
+ * device's file, for the register window, and a memory file that the
+ * broker mapped into the IOMMU at region_bus and shares out by pages. */
+struct ernic_access_share {
+	int device_fd;
+	int region_fd;
+	uint64_t region_bus;
+	uint64_t region_len;
+};
+
 /* A block of DMA-able memory: CPU view and the IP's (bus) view. */
 struct ernic_dma {
 	void *va;
@@ -93,6 +104,11 @@ struct ernic_access_ops {
 	 * taken (a pager's claim, served by the broker). */
 	int (*dma_claim)(struct ernic_access *acc, uint64_t bus, size_t len,
 			 struct ernic_dma *out);
+	/* A broker's device that clients cannot open themselves: the files
+	 * they attach with (ernic_access_attach). They stay the backend's:
+	 * the caller passes copies on. NULL: clients open the device. */
+	int (*share_export)(struct ernic_access *acc,
+			    struct ernic_access_share *out);
 	void (*close)(struct ernic_access *acc);
 };
 
@@ -106,6 +122,12 @@ struct ernic_conf;
  * writes a one-line reason into err. */
 int ernic_access_open(const struct ernic_conf *conf,
 		      struct ernic_access **out, char *err, size_t errlen);
+/* A broker's client of a device it cannot open itself: the backend on
+ * the files its broker exported. The files are the backend's from here
+ * on, closed with it or on failure. Returns 0 or errno with a reason. */
+int ernic_access_attach(const struct ernic_conf *conf,
+			const struct ernic_access_share *share,
+			struct ernic_access **out, char *err, size_t errlen);
 
 static inline uint32_t ernic_rd(struct ernic_access *acc, uint32_t off)
 {

@@ -199,6 +199,21 @@ int vfio_dma_map_user(struct vfio_dma *d, void *va, size_t len,
 	return rc;
 }
 
+int vfio_dma_map_region(struct vfio_dma *d, void *va, size_t len,
+			size_t align, uint64_t *bus)
+{
+	int rc;
+
+	if ((uintptr_t)va % d->page || !len || len % d->page ||
+	    (align & (align - 1)))
+		return EINVAL;
+	pthread_mutex_lock(&d->lock);
+	rc = map_new(d, va, len, align > d->page ? align : d->page, false,
+		     bus);
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
 void vfio_dma_unmap_user(struct vfio_dma *d, uint64_t bus)
 {
 	pthread_mutex_lock(&d->lock);

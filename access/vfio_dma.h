@@ -37,5 +37,8 @@ void vfio_dma_free(struct vfio_dma *d, struct ernic_dma *dma);
 int vfio_dma_map_user(struct vfio_dma *d, void *va, size_t len,
 		      uint64_t *bus);
 void vfio_dma_unmap_user(struct vfio_dma *d, uint64_t bus);
+/* Like map_user, for whole pages at va, at an align-aligned IOVA. */
+int vfio_dma_map_region(struct vfio_dma *d, void *va, size_t len,
+			size_t align, uint64_t *bus);
 
 #endif

@@ -32,6 +32,7 @@ void ernic_conf_defaults(struct ernic_conf *c)
 	c->udp_sport = ERNIC_UDP_SPORT_DEFAULT;
 	c->dma_map = 1;
 	c->coherent = 1;
+	c->vfio_share_mib = ERNIC_VFIO_SHARE_MIB_DEFAULT;
 	/* A software device is not bound by FPGA resources: be generous. */
 	c->c_num_qp = 64;
 	c->c_m_axi_addr_width = 64;
@@ -213,6 +214,7 @@ enum conf_key {
 	K_VFIO_BAR,
 	K_VFIO_OFFSET,
 	K_VFIO_ROOT,
+	K_VFIO_SHARE_MIB,
 	K_PARAM0,	/* params[] follow in order */
 	K_COUNT = K_PARAM0 + NPARAMS,
 };
@@ -220,7 +222,7 @@ enum conf_key {
 static const char *const key_names[K_PARAM0] = {
 	"name", "backend", "addr", "netdev", "mac", "node_guid", "udp_sport",
 	"wire", "uio", "uio_root", "dma_map", "udmabuf", "coherent",
-	"vfio", "vfio_bar", "vfio_offset", "vfio_root",
+	"vfio", "vfio_bar", "vfio_offset", "vfio_root", "vfio_share_mib",
 };
 static const enum conf_key required[] = {K_NAME, K_BACKEND, K_ADDR,
 					 K_NETDEV, K_MAC};
@@ -289,6 +291,15 @@ static bool apply_key(struct ernic_conf *c, int key, const char *val,
 			return false;
 		}
 		c->vfio_offset = v;
+		return true;
+	case K_VFIO_SHARE_MIB:
+		if (!parse_ulong(val, 10, ERNIC_VFIO_SHARE_MIB_MAX, &v) || !v) {
+			set_err(reason, rlen, "vfio_share_mib must be 1..%u "
+				"(MiB of DMA memory a broker shares), not '%s'",
+				ERNIC_VFIO_SHARE_MIB_MAX, val);
+			return false;
+		}
+		c->vfio_share_mib = (uint32_t)v;
 		return true;
 	case K_VFIO_ROOT:
 		if (val[0] != '/' || strlen(val) > ERNIC_UIO_ROOT_MAX ||
@@ -522,11 +533,13 @@ int ernic_conf_load(const char *path, struct ernic_conf *c, char *err,
 		goto out;
 	}
 	if (tmp.backend != ERNIC_BACKEND_VFIO &&
-	    (seen[K_VFIO_BAR] || seen[K_VFIO_OFFSET] || seen[K_VFIO_ROOT])) {
+	    (seen[K_VFIO_BAR] || seen[K_VFIO_OFFSET] || seen[K_VFIO_ROOT] ||
+	     seen[K_VFIO_SHARE_MIB])) {
 		set_err(err, errlen, "%s: %s= needs backend=vfio", path,
 			key_names[seen[K_VFIO_BAR] ? K_VFIO_BAR :
 				  seen[K_VFIO_OFFSET] ? K_VFIO_OFFSET :
-				  K_VFIO_ROOT]);
+				  seen[K_VFIO_ROOT] ? K_VFIO_ROOT :
+				  K_VFIO_SHARE_MIB]);
 		rc = EINVAL;
 		goto out;
 	}
@@ -602,9 +615,11 @@ static int format_conf(const struct ernic_conf *c, char *buf, size_t len)
 		   c->backend == ERNIC_BACKEND_VFIO) {
 		int m = snprintf(buf + n, len - (size_t)n,
 				 "vfio=%s\nvfio_bar=%" PRIu32 "\n"
-				 "vfio_offset=0x%" PRIx64 "\n%s%s%scoherent=%"
+				 "vfio_offset=0x%" PRIx64 "\n"
+				 "vfio_share_mib=%" PRIu32 "\n%s%s%scoherent=%"
 				 PRIu32 "\n",
 				 c->vfio, c->vfio_bar, c->vfio_offset,
+				 c->vfio_share_mib,
 				 c->vfio_root[0] ? "vfio_root=" : "",
 				 c->vfio_root, c->vfio_root[0] ? "\n" : "",
 				 c->coherent);
@@ -629,6 +644,8 @@ int ernic_conf_save(const char *path, const struct ernic_conf *c, char *err,
 	    (c->backend == ERNIC_BACKEND_VFIO &&
 	     (ernic_bdf_parse(c->vfio, (char[ERNIC_BDF_LEN + 1]){ 0 }) ||
 	      c->vfio_bar > 5 || c->vfio_offset % 4096 ||
+	      !c->vfio_share_mib ||
+	      c->vfio_share_mib > ERNIC_VFIO_SHARE_MIB_MAX ||
 	      (c->vfio_root[0] && c->vfio_root[0] != '/'))) ||
 	    (c->backend != ERNIC_BACKEND_SW && c->backend != ERNIC_BACKEND_UIO &&
 	     c->backend != ERNIC_BACKEND_VFIO) ||

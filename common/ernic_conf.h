@@ -30,6 +30,8 @@ enum ernic_backend {
 };
 
 #define ERNIC_UIO_ROOT_MAX 127	/* uio_root=, vfio_root= */
+#define ERNIC_VFIO_SHARE_MIB_DEFAULT 256u
+#define ERNIC_VFIO_SHARE_MIB_MAX 65536u
 #define ERNIC_SHARE_PATH_MAX 4095	/* share_state (not a key) */
 #define ERNIC_BDF_LEN 12		/* "DDDD:BB:DD.F" */
 
@@ -72,6 +74,9 @@ struct ernic_conf {
 	uint32_t vfio_bar;
 	uint64_t vfio_offset;
 	char vfio_root[ERNIC_UIO_ROOT_MAX + 1];
+	/* MiB of DMA memory a broker maps into the IOMMU once and shares
+	 * out to its clients (docs/multiprocess.md). */
+	uint32_t vfio_share_mib;
 	/* PG332 Table 2-6 parameters */
 	uint32_t c_num_qp;
 	uint32_t c_m_axi_addr_width;

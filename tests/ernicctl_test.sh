@@ -291,9 +291,9 @@ expect_fail 2 "--wire is for software ERNICs" \
 expect_fail 2 "are for --uio and --vfio" "$ERNICCTL" add h0 --sw 127.0.0.2 --bar 1
 expect_fail 2 "are for --uio and --vfio" \
 	"$ERNICCTL" add h0 --sw 127.0.0.2 --vfio-root /tmp
-expect_fail 2 "--bar, --offset and --vfio-root are for --vfio" \
+expect_fail 2 "--bar, --offset, --vfio-root and --share-mib are for --vfio" \
 	"$ERNICCTL" add h0 --uio uio0 "${hw[@]}" --bar 1
-expect_fail 2 "--bar, --offset and --vfio-root are for --vfio" \
+expect_fail 2 "--bar, --offset, --vfio-root and --share-mib are for --vfio" \
 	"$ERNICCTL" add h0 --uio uio0 "${hw[@]}" --vfio-root /tmp
 expect_fail 2 "--dma-map, --udmabuf and --uio-root are for --uio" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}" --udmabuf udmabuf0
@@ -326,18 +326,30 @@ expect_fail 1 "'02:00:00:00:07' is not a MAC address" \
 expect_fail 1 "no netdev 'ernic-nope' on this host" \
 	"$ERNICCTL" add h0 --vfio 0000:01:00.0 --addr 10.9.8.7 --mac 02:00:00:00:00:07 \
 	--netdev ernic-nope
+# A VFIO device gets a broker too, which must open it: here there is
+# none. --alone: the configuration only.
+expect_fail 1 "the device's broker did not start: ernic-broker: h0: vfio 0000:3b:00.1: " \
+	"$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 --vfio-root /opt/fake \
+	--share-mib 64 "${hw[@]}"
+"$ERNICCTL" list | grep -q '^h0 ' && fail "h0 left in the overlay after its broker failed"
+expect_fail 2 "--bar, --offset, --vfio-root and --share-mib are for --vfio" \
+	"$ERNICCTL" add h0 --uio uio3 --share-mib 64 "${hw[@]}"
+expect_fail 2 "--share-mib is what a broker shares: not with --alone" \
+	"$ERNICCTL" add h0 --vfio 3b:00.1 --share-mib 64 --alone "${hw[@]}"
+expect_fail 1 "vfio_share_mib must be 1..65536" \
+	"$ERNICCTL" add h0 --vfio 3b:00.1 --share-mib 0 "${hw[@]}"
 "$ERNICCTL" add h0 --vfio 3b:00.1 --bar 2 --offset 0x80000 --vfio-root /opt/fake \
-	"${hw[@]}"
+	--alone "${hw[@]}"
 # A UIO device gets a broker, which must open it: here there is none.
 expect_fail 1 "the device's broker did not start: ernic-broker: h1: uio: no UIO device 'uio3' under /opt/fake/sys/class/uio" \
 	"$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
 	--mac 02:00:00:00:00:08 --netdev lo --uio-root /opt/fake
 "$ERNICCTL" list | grep -q '^h1 ' && fail "h1 left in the overlay after its broker failed"
-expect_fail 2 "--alone is for --uio and --sim-uio" "$ERNICCTL" add h3 --sw 127.0.0.2 --alone
+expect_fail 2 "--alone is for --uio, --vfio and --sim-uio" "$ERNICCTL" add h3 --sw 127.0.0.2 --alone
 "$ERNICCTL" add h1 --uio uio3 --udmabuf udmabuf0 --noncoherent --addr 10.9.8.8 \
 	--mac 02:00:00:00:00:08 --netdev lo --uio-root /opt/fake --alone
 "$ERNICCTL" add h2 --vfio 0000:01:00.0 --offset 4096 --noncoherent \
-	--addr fd00::7 --mac 02:00:00:00:00:09 --netdev lo
+	--addr fd00::7 --mac 02:00:00:00:00:09 --netdev lo --alone
 "$ERNICCTL" list | grep -qx 'h0 uverbs[0-9]* vfio 10\.9\.8\.7 lo udp' || fail "list: h0 as vfio"
 "$ERNICCTL" list | grep -qx 'h1 uverbs[0-9]* uio 10\.9\.8\.8 lo udp' || fail "list: h1 as uio"
 "$ERNICCTL" list | grep -qx 'h2 uverbs[0-9]* vfio fd00::7 lo udp' || fail "list: h2 as vfio"
@@ -351,7 +363,7 @@ for kv in backend=uio uio=uio3 udmabuf=udmabuf0 uio_root=/opt/fake coherent=0; d
 	grep -qx "$kv" "$IB/h1/device/ernic.conf" || fail "h1: no '$kv' in ernic.conf"
 done
 ! grep -q '^vfio' "$IB/h1/device/ernic.conf" || fail "h1: VFIO keys in a UIO ernic.conf"
-for kv in vfio=0000:01:00.0 vfio_bar=0 vfio_offset=0x1000 coherent=0; do
+for kv in vfio=0000:01:00.0 vfio_bar=0 vfio_offset=0x1000 vfio_share_mib=256 coherent=0; do
 	grep -qx "$kv" "$IB/h2/device/ernic.conf" || fail "h2: no '$kv' in ernic.conf"
 done
 ! grep -q '^vfio_root' "$IB/h2/device/ernic.conf" || fail "h2: vfio_root without --vfio-root"
@@ -360,9 +372,9 @@ done
 [ ! -e "$ERNIC_RUNDIR/vfpga/h0" ] && [ ! -e "$ERNIC_RUNDIR/vfpga/h1" ] &&
 	[ ! -e "$ERNIC_RUNDIR/broker/h0" ] && [ ! -e "$ERNIC_RUNDIR/broker/h1" ] ||
 	fail "add --vfio or --uio --alone started something"
-expect_fail 1 "device 'h0' already exists" "$ERNICCTL" add h0 --vfio 0000:01:00.0 "${hw[@]}"
+expect_fail 1 "device 'h0' already exists" "$ERNICCTL" add h0 --vfio 0000:01:00.0 --alone "${hw[@]}"
 for d in h0 h1 h2; do "$ERNICCTL" del "$d"; done
-echo "ok: --vfio and --uio --alone write their configuration and start nothing"
+echo "ok: --vfio --alone and --uio --alone write their configuration and start nothing"
 
 # ---- concurrent adds are serialised by the lock ----
 pids=()

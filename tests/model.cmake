@@ -21,10 +21,12 @@ target_link_libraries(test_window PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)
 add_test(NAME window COMMAND test_window)
 
-# The VFIO backend without a kernel: its pure parts, and open / DMA /
-# interrupt / close against a fake of the VFIO ioctls.
+# The VFIO backend without a kernel: its pure parts, open / DMA /
+# interrupt / close against a fake of the VFIO ioctls, and a broker's
+# shared region with a client attached to it.
 add_executable(test_vfio ${CMAKE_CURRENT_LIST_DIR}/test_vfio.c
-  ${CMAKE_CURRENT_LIST_DIR}/test_vfio_flow.c)
+  ${CMAKE_CURRENT_LIST_DIR}/test_vfio_flow.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_vfio_share.c)
 target_link_libraries(test_vfio PRIVATE ernic_access PkgConfig::CMOCKA)
 add_test(NAME vfio COMMAND test_vfio)
 

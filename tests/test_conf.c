@@ -189,6 +189,12 @@ static const struct {
 	{"vfio_offset=0x\n", ":1: vfio_offset must be a 4 KiB aligned"},
 	{"vfio_offset=-4096\n", ":1: vfio_offset must be a 4 KiB aligned"},
 	{"vfio_root=dev\n", ":1: vfio_root must be an absolute path"},
+	{"vfio_share_mib=0\n", ":1: vfio_share_mib must be 1..65536 (MiB of "
+	 "DMA memory a broker shares), not '0'"},
+	{"vfio_share_mib=65537\n", ":1: vfio_share_mib must be 1..65536"},
+	{"name=e\nbackend=uio\nuio=uio0\naddr=::1\nnetdev=lo\n"
+	 "mac=00:00:00:00:00:00\nvfio_share_mib=2\n",
+	 ": vfio_share_mib= needs backend=vfio"},
 	{"name=e\nbackend=vfio\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n",
 	 ": backend=vfio needs vfio=DDDD:BB:DD.F"},
 	{"name=e\nbackend=sw\naddr=::1\nnetdev=lo\nmac=00:00:00:00:00:00\n"
@@ -412,6 +418,7 @@ static void test_vfio_keys(void **state)
 	assert_int_equal(c.vfio_bar, 0);
 	assert_true(c.vfio_offset == 0);
 	assert_string_equal(c.vfio_root, "");
+	assert_int_equal(c.vfio_share_mib, 256);
 	assert_int_equal(c.coherent, 1);
 	assert_string_equal(ernic_backend_name(c.backend), "vfio");
 
@@ -428,6 +435,7 @@ static void test_vfio_keys(void **state)
 	c.vfio_bar = 2;
 	c.vfio_offset = 0x80000;
 	strcpy(c.vfio_root, "/tmp/fake root");
+	c.vfio_share_mib = 65536;
 	c.coherent = 0;
 	assert_int_equal(ernic_conf_save(path, &c, err, sizeof(err)), 0);
 	assert_int_equal(ernic_conf_load(path, &back, err, sizeof(err)), 0);
@@ -436,6 +444,7 @@ static void test_vfio_keys(void **state)
 	assert_int_equal(back.vfio_bar, 2);
 	assert_true(back.vfio_offset == 0x80000);
 	assert_string_equal(back.vfio_root, "/tmp/fake root");
+	assert_int_equal(back.vfio_share_mib, 65536);
 	assert_int_equal(back.coherent, 0);
 	assert_string_equal(back.uio, "");	/* no UIO keys written */
 

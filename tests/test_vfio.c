@@ -353,6 +353,8 @@ int main(void)
 		cmocka_unit_test_setup(test_hugepages, reset_fake),
 		cmocka_unit_test_setup(test_narrow, reset_fake),
 		cmocka_unit_test_setup(test_open_errors, reset_fake),
+		cmocka_unit_test_setup(test_share_region, reset_fake),
+		cmocka_unit_test_setup(test_attach_errors, reset_fake),
 	};
 
 	return cmocka_run_group_tests_name("vfio", tests, fake_tree, rm_tree);

@@ -13,4 +13,21 @@ void test_hugepages(void **state);
 void test_narrow(void **state);
 void test_open_errors(void **state);
 
+/* The fake itself, for test_vfio_share.c. */
+#include <stdbool.h>
+#include <stdint.h>
+struct ernic_conf;
+extern const struct vfio_sys fake_sys;
+enum { FAKE_FD_DEVICE2 = 110 };	/* a client's copy of the device file */
+void conf_vfio(struct ernic_conf *c);
+void assert_clean(void);
+void fake_open_device2(void);	/* as SCM_RIGHTS would */
+bool fake_device2_open(void);
+int fake_nmaps(void);
+volatile uint32_t *fake_regs(void);	/* the window, or NULL */
+
+/* test_vfio_share.c: a broker's shared region and a client on it. */
+void test_share_region(void **state);
+void test_attach_errors(void **state);
+
 #endif

@@ -36,7 +36,9 @@
 
 /* ---- the fake kernel ---- */
 
-enum { FD_CONTAINER = 100, FD_GROUP, FD_DEVICE };
+/* FD_DEVICE2: the device's file as a broker's client has it (a copy
+ * of FD_DEVICE passed over a socket) */
+enum { FD_CONTAINER = 100, FD_GROUP, FD_DEVICE, FD_DEVICE2 = 110 };
 #define REGION_OFFSET(i) ((uint64_t)(i) << 40)	/* as vfio-pci lays them out */
 #define CMD_OFF (REGION_OFFSET(VFIO_PCI_CONFIG_REGION_INDEX) + PCI_COMMAND)
 
@@ -54,6 +56,7 @@ static struct fake {
 	uint64_t win_off;
 	size_t win_len;
 	void *win;
+	int win_refs;			/* mappings of it */
 	int irq_fd, irq_index;
 	uint16_t cmd;			/* PCI_COMMAND */
 	struct { uint64_t iova, size, vaddr; } maps[64];
@@ -76,7 +79,8 @@ static bool failing(const char *what)
 
 static unsigned int bit_of(int fd)
 {
-	return fd == F.irq_fd ? 8 : 1u << (fd - FD_CONTAINER);
+	return fd == F.irq_fd ? 8 : fd == FD_DEVICE2 ? 16 :
+					 1u << (fd - FD_CONTAINER);
 }
 
 static int f_open(const char *path, int flags)
@@ -249,7 +253,8 @@ static int f_ioctl(int fd, unsigned long req, void *arg)
 		k++;
 	if (k == sizeof(ioctls) / sizeof(ioctls[0]))
 		fail_msg("unexpected ioctl %#lx", req);
-	assert_int_equal(fd, ioctls[k].fd);
+	assert_true(fd == ioctls[k].fd ||
+		    (fd == FD_DEVICE2 && req == VFIO_DEVICE_GET_REGION_INFO));
 	assert_true(F.open & bit_of(fd));
 	logs(ioctls[k].step);
 	if (F.fail_req == req) {
@@ -304,14 +309,22 @@ static void *f_mmap(void *addr, size_t len, int prot, int flags, int fd,
 	void *p;
 
 	assert_int_equal(prot, PROT_READ | PROT_WRITE);
-	if (fd == FD_DEVICE) {
+	if (fd == FD_DEVICE || fd == FD_DEVICE2) {
 		assert_int_equal(flags, MAP_SHARED);
+		assert_true(F.open & bit_of(fd));
 		if (failing("mmap_bar"))
 			return MAP_FAILED;
+		logs("mmap_bar");
+		if (F.win) {	/* the same BAR pages again */
+			assert_true(F.win_off == (uint64_t)off &&
+				    F.win_len == len);
+			F.win_refs++;
+			return F.win;
+		}
 		F.win_off = (uint64_t)off;
 		F.win_len = len;
 		F.win = calloc(1, len);
-		logs("mmap_bar");
+		F.win_refs = 1;
 		return F.win;
 	}
 	assert_int_equal(fd, -1);
@@ -339,8 +352,10 @@ static int f_munmap(void *addr, size_t len)
 		return munmap(addr, len);
 	}
 	assert_int_equal(len, F.win_len);
-	free(F.win);
-	F.win = NULL;
+	if (--F.win_refs == 0) {
+		free(F.win);
+		F.win = NULL;
+	}
 	return 0;
 }
 
@@ -377,13 +392,13 @@ static ssize_t f_pwrite(int fd, const void *b, size_t len, off_t off)
 	return 2;
 }
 
-static const struct vfio_sys fake_sys = {
+const struct vfio_sys fake_sys = {
 	.open = f_open, .close = f_close, .ioctl = f_ioctl, .mmap = f_mmap,
 	.munmap = f_munmap, .eventfd = f_eventfd, .pread = f_pread,
 	.pwrite = f_pwrite,
 };
 
-static void conf_vfio(struct ernic_conf *c)
+void conf_vfio(struct ernic_conf *c)
 {
 	ernic_conf_defaults(c);
 	c->backend = ERNIC_BACKEND_VFIO;
@@ -405,7 +420,7 @@ int reset_fake(void **state)
 }
 
 /* Nothing open, mapped, pinned or left enabled. */
-static void assert_clean(void)
+void assert_clean(void)
 {
 	assert_int_equal(F.open, 0);
 	assert_int_equal(F.nmaps, 0);
@@ -704,3 +719,26 @@ void test_open_errors(void **state)
 	assert_int_equal(F.nlog, 0);
 }
 
+
+void fake_open_device2(void)
+{
+	assert_true(F.open & bit_of(FD_DEVICE));
+	F.open |= bit_of(FD_DEVICE2);
+}
+
+bool fake_device2_open(void)
+{
+	return F.open & bit_of(FD_DEVICE2);
+}
+
+int fake_nmaps(void)
+{
+	return F.nmaps;
+}
+
+volatile uint32_t *fake_regs(void)
+{
+	return F.win ? (volatile uint32_t *)((char *)F.win + F.win_len -
+					     ERNIC_REG_SPACE_SIZE) :
+		       NULL;
+}

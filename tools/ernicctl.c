@@ -47,7 +47,9 @@ static const char usage_text[] =
 	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
 	"           [--alone]\n"
 	"  add NAME --vfio BDF [--bar N] [--offset X] [--vfio-root DIR]\n"
+	"           [--share-mib N]\n"
 	"           --addr ADDR --mac MAC --netdev NETDEV [--noncoherent]\n"
+	"           [--alone]\n"
 	"        create software ERNIC NAME on local address ADDR (root);\n"
 	"        --sim-uio ADDR instead of --sw: the same ERNIC model as a\n"
 	"        virtual FPGA process (ernic-vfpga) that the provider drives\n"
@@ -73,9 +75,11 @@ static const char usage_text[] =
 	"        X (hex 0x... or decimal, 4 KiB aligned, default 0) of BAR N\n"
 	"        (0..5, default 0); --uio-root/--vfio-root DIR find sysfs and\n"
 	"        /dev under DIR (tests);\n"
-	"        a UIO device (--uio, --sim-uio) gets a broker (ernic-broker)\n"
-	"        through which processes share it; --alone: no broker, one\n"
-	"        process at a time uses the device\n"
+	"        a UIO or VFIO device (--uio, --sim-uio, --vfio) gets a broker\n"
+	"        (ernic-broker) through which processes share it; --alone: no\n"
+	"        broker, one process at a time uses the device; a VFIO\n"
+	"        device's broker maps N MiB (--share-mib, default 256) into\n"
+	"        the IOMMU once and shares them out as DMA memory\n"
 	"  del NAME      remove device NAME (root)\n"
 	"  list          one line per device: NAME uverbsN sw|uio|vfio ADDR NETDEV\n"
 	"                WIRE\n"
@@ -265,7 +269,7 @@ struct hw_opts {
 	const char *dev;		/* --uio DEV or --vfio BDF */
 	bool vfio;
 	const char *addr, *mac, *netdev, *dma_map, *udmabuf, *bar, *offset,
-		*uio_root, *vfio_root;
+		*uio_root, *vfio_root, *share_mib;
 };
 
 static const char *long_name(const struct option *o, int val)
@@ -290,6 +294,7 @@ static bool hw_opt(struct hw_opts *h, int opt, const char *v)
 	case 'b': slot = &h->bar; break;
 	case 'o': slot = &h->offset; break;
 	case 'r': slot = &h->uio_root; break;
+	case 'S': slot = &h->share_mib; break;
 	default: slot = &h->vfio_root; break;	/* 'R' */
 	}
 	if (*slot)
@@ -303,11 +308,13 @@ static int hw_check(const struct hw_opts *h, bool wire)
 {
 	if (!h->dev) {
 		if (h->addr || h->mac || h->netdev || h->dma_map || h->udmabuf ||
-		    h->bar || h->offset || h->uio_root || h->vfio_root)
+		    h->bar || h->offset || h->uio_root || h->vfio_root ||
+		    h->share_mib)
 			return usage_error("add: --addr, --mac, --netdev, "
 					   "--dma-map, --udmabuf, --uio-root, "
-					   "--bar, --offset and --vfio-root are "
-					   "for --uio and --vfio");
+					   "--bar, --offset, --vfio-root and "
+					   "--share-mib are for --uio and "
+					   "--vfio");
 		return 0;
 	}
 	if (wire)
@@ -323,9 +330,9 @@ static int hw_check(const struct hw_opts *h, bool wire)
 	if (h->vfio && (h->dma_map || h->udmabuf || h->uio_root))
 		return usage_error("add: --dma-map, --udmabuf and --uio-root are "
 				   "for --uio");
-	if (!h->vfio && (h->bar || h->offset || h->vfio_root))
-		return usage_error("add: --bar, --offset and --vfio-root are for "
-				   "--vfio");
+	if (!h->vfio && (h->bar || h->offset || h->vfio_root || h->share_mib))
+		return usage_error("add: --bar, --offset, --vfio-root and "
+				   "--share-mib are for --vfio");
 	if (h->dma_map && h->udmabuf)
 		return usage_error("add: give --dma-map or --udmabuf, not both");
 	return 0;
@@ -349,6 +356,7 @@ static int hw_conf(const struct hw_opts *h, struct ernic_conf *conf,
 		{ "vfio_offset", h->offset },
 		{ "uio_root", h->uio_root },
 		{ "vfio_root", h->vfio_root },
+		{ "vfio_share_mib", h->share_mib },
 	};
 	char err[256];
 
@@ -388,6 +396,7 @@ static int cmd_add(int argc, char **argv)
 		{"offset", required_argument, NULL, 'o'},
 		{"uio-root", required_argument, NULL, 'r'},
 		{"vfio-root", required_argument, NULL, 'R'},
+		{"share-mib", required_argument, NULL, 'S'},
 		{"alone", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -449,6 +458,7 @@ static int cmd_add(int argc, char **argv)
 		case 'o':
 		case 'r':
 		case 'R':
+		case 'S':
 			if (hw_opt(&hw, opt, optarg)) {
 				free(params);
 				return usage_error("add: --%s given twice",
@@ -499,8 +509,14 @@ static int cmd_add(int argc, char **argv)
 	rc = hw_check(&hw, wire_arg != NULL);
 	if (rc)
 		goto out;
-	if (alone && !sim_uio && !(hw.dev && !hw.vfio)) {
-		rc = usage_error("add: --alone is for --uio and --sim-uio");
+	if (alone && !sim_uio && !hw.dev) {
+		rc = usage_error("add: --alone is for --uio, --vfio and "
+				 "--sim-uio");
+		goto out;
+	}
+	if (alone && hw.share_mib) {
+		rc = usage_error("add: --share-mib is what a broker shares: "
+				 "not with --alone");
 		goto out;
 	}
 	rc = 1;
@@ -560,9 +576,9 @@ static int cmd_add(int argc, char **argv)
 		fail_msg("%s", err);
 		if (sim_uio)
 			vfpga_stop(rundir, name);
-	} else if (conf.backend == ERNIC_BACKEND_UIO && !alone &&
+	} else if (conf.backend != ERNIC_BACKEND_SW && !alone &&
 		   broker_start(rundir, name, err, sizeof(err))) {
-		/* processes share a UIO device through its broker */
+		/* processes share a hardware device through its broker */
 		fail_msg("%s", err);
 		overlay_del(rundir, name, err, sizeof(err));
 		if (sim_uio)

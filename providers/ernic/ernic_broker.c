@@ -45,6 +45,7 @@ struct conn {
 	enum conn_kind kind;
 	int fd;
 	pid_t pid;			/* SO_PEERCRED at accept */
+	uid_t uid;
 	uint32_t slot, gen;		/* CONN_CTL, CONN_EV */
 	int ev;				/* CONN_CTL: its event connection */
 	uint8_t agents[256 / 8];	/* CONN_CTL: classes with an agent */
@@ -265,6 +266,7 @@ static void conn_add(struct ernic_broker *b, int fd)
 	c->fd = fd;
 	c->ev = -1;
 	c->pid = cred.pid;
+	c->uid = cred.uid;
 	pthread_mutex_lock(&b->lock);
 	b->conns[b->nconns++] = c;
 	pthread_mutex_unlock(&b->lock);
@@ -426,12 +428,56 @@ static int on_dma_put(struct ernic_broker *b, struct conn *c,
 	return 0;
 }
 
+/*
+ * The files of a device a client cannot open itself (VFIO: one process
+ * holds the group). Whoever has them can drive the whole device, so
+ * only a process of the broker's own user, or root, gets them: the
+ * same processes that could have opened the group.
+ */
+static int on_attach(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
+{
+	struct ernic_access *acc = b->dev->acc;
+	struct ernic_access_share sh;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+	} ctl = { 0 };
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *h;
+
+	if (!acc->ops->share_export)
+		return answer(c, m, EOPNOTSUPP);
+	if (c->uid != 0 && c->uid != geteuid()) {
+		ernic_log("%s: broker: process %d of user %u refused the "
+			  "device: only user %u or root may use it",
+			  b->dev->vdev.device.name, (int)c->pid,
+			  (unsigned int)c->uid, (unsigned int)geteuid());
+		return answer(c, m, EACCES);
+	}
+	acc->ops->share_export(acc, &sh);
+	m->status = 0;
+	m->bus = sh.region_bus;
+	m->len = sh.region_len;
+	mh.msg_control = ctl.buf;
+	mh.msg_controllen = sizeof(ctl.buf);
+	h = CMSG_FIRSTHDR(&mh);
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(2 * sizeof(int));
+	memcpy(CMSG_DATA(h), (int[]){ sh.device_fd, sh.region_fd },
+	       2 * sizeof(int));
+	return sendmsg(c->fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ?
+		       0 : EPIPE;
+}
+
 /* One message on connection k. Non-zero: close it. */
 static int on_msg(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
 {
 	if (c->kind == CONN_NEW)
 		return m->op == EB_HELLO || m->op == EB_HELLO_EV ?
-			       on_hello(b, c, m) : EPROTO;
+			       on_hello(b, c, m) :
+		       m->op == EB_ATTACH ? on_attach(b, c, m) : EPROTO;
 	switch (m->op) {
 	case EB_DMA_GET:
 	case EB_DMA_CLAIM:
@@ -622,9 +668,9 @@ int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
 	pthread_mutex_lock(&dev->lock);
 	ret = ernic_dev_start(dev, err, errlen);
 	pthread_mutex_unlock(&dev->lock);
-	if (!ret && dev->conf.backend != ERNIC_BACKEND_UIO) {
+	if (!ret && dev->conf.backend == ERNIC_BACKEND_SW) {
 		snprintf(err, errlen, "a %s device has no broker: only UIO "
-			 "devices are shared through one",
+			 "and VFIO devices are shared through one",
 			 ernic_backend_name(dev->conf.backend));
 		ret = EOPNOTSUPP;
 		pthread_mutex_lock(&dev->lock);

@@ -7,6 +7,7 @@
  * two connections:
  *
  *   control  requests, each answered in order when it has an answer:
+ *            ATTACH (VFIO, before HELLO: -> the device's files),
  *            HELLO (-> HELLO answer), DMA_GET and DMA_CLAIM (-> DMA
  *            answer), DMA_PUT (of whole allocations), MAD_SEND, AGENT
  *            (no answer)
@@ -43,6 +44,10 @@ enum ernic_broker_op {
 	EB_FATAL,		/* events: QP, Table 2-4 code */
 	EB_KICK,		/* events: service your QPs' status bits */
 	EB_DMA_CLAIM,		/* bus, len: exactly these pages -> status */
+	EB_ATTACH,		/* before HELLO, for a device a client cannot
+				 * open itself (VFIO) -> status, the shared
+				 * region's bus and len, and with SCM_RIGHTS
+				 * the device's file and the region's */
 };
 
 struct eb_msg {
@@ -80,6 +85,12 @@ int ernic_client_connect(struct ernic_dev *dev, char *err, size_t errlen);
 /* After the state file gave this process its slot: introduce both
  * connections, learn the doorbell pool, take pages from the broker. */
 int ernic_client_hello(struct ernic_dev *dev, char *err, size_t errlen);
+/* Before the access layer: the files of a device this process cannot
+ * open itself (EB_ATTACH), for ernic_access_attach. */
+struct ernic_access_share;
+int ernic_client_attach(struct ernic_dev *dev,
+			struct ernic_access_share *share, char *err,
+			size_t errlen);
 void ernic_client_close(struct ernic_dev *dev);
 int ernic_client_event_fd(struct ernic_dev *dev);
 /* The interrupt thread: what the broker sent on the event connection. */

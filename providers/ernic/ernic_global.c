@@ -211,9 +211,18 @@ static int qp1_create(struct ernic_dev *dev, char *err, size_t errlen)
  * process only drives its own QPs. */
 static int client_start(struct ernic_dev *dev, char *err, size_t errlen)
 {
+	struct ernic_access_share sh;
 	int ret;
 
-	ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	/* A VFIO group is the broker's alone: its files come from it. */
+	if (dev->conf.backend == ERNIC_BACKEND_VFIO) {
+		ret = ernic_client_attach(dev, &sh, err, errlen);
+		if (!ret)
+			ret = ernic_access_attach(&dev->conf, &sh, &dev->acc,
+						  err, errlen);
+	} else {
+		ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	}
 	if (ret)
 		return ret;
 	/* Its slot is what the broker knows it by: after the access (a
@@ -249,11 +258,12 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	ret = ernic_conf_load(dev->conf_path, &dev->conf, err, errlen);
 	if (ret)
 		return ret;
-	/* A UIO device with a broker is shared through it (its own start
-	 * chose ERNIC_HW_BROKER); without one, this process has it alone. */
+	/* A UIO or VFIO device with a broker is shared through it (its own
+	 * start chose ERNIC_HW_BROKER); without one, this process has it
+	 * alone. */
 	if (dev->hw_role != ERNIC_HW_BROKER) {
 		dev->hw_role = ERNIC_HW_ALONE;
-		if (dev->conf.backend == ERNIC_BACKEND_UIO) {
+		if (dev->conf.backend != ERNIC_BACKEND_SW) {
 			ret = ernic_client_connect(dev, err, errlen);
 			if (!ret)
 				dev->hw_role = ERNIC_HW_CLIENT;
