@@ -9,10 +9,12 @@
 # build/ (BUILD_DIR=...).
 #   usage: bench/share.sh [sw|vfpga]
 #   BENCH_SECONDS (per bandwidth run, default 5)  BENCH_LAT_ITERS (5000)
+#   BENCH_ROUNDS (default 3): the runs alternate, medians are printed
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_cmds ib_write_bw ib_write_lat ibv_rc_pingpong ss
 secs=${BENCH_SECONDS:-5} lat_iters=${BENCH_LAT_ITERS:-5000}
+rounds=${BENCH_ROUNDS:-3}
 
 export ERNIC_RUNDIR=$WORK/run
 eval "$("$ERNICCTL" env)"
@@ -65,48 +67,76 @@ start_pairs() {
 	done
 }
 
-rows=()
-for n in 1 2 4; do
+# A value's median: sorted, the middle one (the lower of two).
+median() {
+	tr ' ' '\n' <<<"$*" | grep -v '^$' | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR) print v[int((NR + 1) / 2)]; else print "FAILED" }'
+}
+
+# bw N: aggregate MB/s of N pairs at once, or nothing if none reported.
+bw() {
+	local n=$1 k v sum=0 got=0
 	echo "running $n ib_write_bw pair(s) for ${secs}s ..." >&2
 	start_pairs "$n" ib_write_bw -s 65536 -D "$secs" -F
-	sum=0 got=0
 	for ((k = 0; k < n; k++)); do
 		v=$(awk '$1 == 65536 { print $4; exit }' "$WORK/p$k.cli")
 		[ -n "$v" ] || continue
 		got=$((got + 1))
 		sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
 	done
-	rows+=("$(printf 'ib_write_bw 64 KiB  %d pair(s)  %10.2f MB/s in all  (%d of %d reported, %d failed)' \
-		"$n" "$sum" "$got" "$n" "$PAIRS_FAILED")")
-done
-
-lat() { # LABEL: one ib_write_lat pair; its typical latency
-	start_pairs 1 ib_write_lat -s 2 -n "$lat_iters" -F
-	v=$(awk '$1 == 2 { print $6; exit }' "$WORK/p0.cli")
-	rows+=("$(printf 'ib_write_lat 2 B    %-30s t_typical %s us' "$1" "${v:-FAILED}")")
+	[ "$got" = "$n" ] && [ "$PAIRS_FAILED" = 0 ] && echo "$sum"
+	[ "$got" = "$n" ] || echo "  $n pairs: $got of $n reported, $PAIRS_FAILED failed" >&2
 }
-lat "alone on the devices"
+
+lat() { # one ib_write_lat pair's typical latency
+	start_pairs 1 ib_write_lat -s 2 -n "$lat_iters" -F
+	awk '$1 == 2 { print $6; exit }' "$WORK/p0.cli"
+}
+
 # Three more processes on each device, each holding a QP and waiting
 # (ibv_rc_pingpong servers waiting for a client): the devices are shared
 # and steered, the CPUs stay free for the latency pair.
-idle=()
-for d in share0 share1; do
-	for ((k = 0; k < 3; k++)); do
-		pick_port b0
-		ibv_rc_pingpong -d "$d" -g 0 -p "$PORT" >/dev/null 2>&1 &
-		idle+=($!)
-		BG_PIDS+=($!)
+idle_start() {
+	local d k i
+	idle=()
+	for d in share0 share1; do
+		for ((k = 0; k < 3; k++)); do
+			pick_port b0
+			ibv_rc_pingpong -d "$d" -g 0 -p "$PORT" >/dev/null 2>&1 &
+			idle+=($!)
+			BG_PIDS+=($!)
+		done
 	done
+	for ((i = 0; i < 50; i++)); do
+		[ "$("$ERNICCTL" show share0 | awk '$1 == "processes" { print $2 }')" = 3 ] &&
+			[ "$("$ERNICCTL" show share1 | awk '$1 == "processes" { print $2 }')" = 3 ] &&
+			break
+		sleep 0.1
+	done
+}
+
+# Rounds alternate the configurations, so that the machine's drift
+# (other load, frequency) falls on all of them alike.
+b1=() b2=() b4=() la=() ls=()
+for ((r = 1; r <= rounds; r++)); do
+	echo "round $r of $rounds" >&2
+	b1+=("$(bw 1)")
+	b2+=("$(bw 2)")
+	b4+=("$(bw 4)")
+	la+=("$(lat)")
+	idle_start
+	ls+=("$(lat)")
+	kill "${idle[@]}" 2>/dev/null || true
+	wait "${idle[@]}" 2>/dev/null || true
 done
-for ((i = 0; i < 50; i++)); do
-	[ "$("$ERNICCTL" show share0 | awk '$1 == "processes" { print $2 }')" = 3 ] &&
-		[ "$("$ERNICCTL" show share1 | awk '$1 == "processes" { print $2 }')" = 3 ] &&
-		break
-	sleep 0.1
-done
-lat "beside 3 processes per device"
-kill "${idle[@]}" 2>/dev/null || true
+m1=$(median "${b1[*]}") m2=$(median "${b2[*]}") m4=$(median "${b4[*]}")
+mla=$(median "${la[*]}") mls=$(median "${ls[*]}")
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 && b + 0) printf "%.2f", a / b; else print "-" }'; }
 
 echo
-echo "bench/share.sh $kind on $(uname -r), $(nproc) CPUs:"
-printf '  %s\n' "${rows[@]}"
+echo "bench/share.sh $kind on $(uname -r), $(nproc) CPUs, $rounds round(s), medians (each round):"
+printf '  ib_write_bw 64 KiB  1 pair     %8s MB/s in all  (%s)\n' "$m1" "${b1[*]}"
+printf '  ib_write_bw 64 KiB  2 pairs    %8s MB/s in all  (%s)  x%s of 1 pair\n' "$m2" "${b2[*]}" "$(ratio "$m2" "$m1")"
+printf '  ib_write_bw 64 KiB  4 pairs    %8s MB/s in all  (%s)  x%s of 1 pair\n' "$m4" "${b4[*]}" "$(ratio "$m4" "$m1")"
+printf '  ib_write_lat 2 B    alone on the devices           t_typical %8s us  (%s)\n' "$mla" "${la[*]}"
+printf '  ib_write_lat 2 B    beside 3 processes per device  t_typical %8s us  (%s)  x%s\n' "$mls" "${ls[*]}" "$(ratio "$mls" "$mla")"
