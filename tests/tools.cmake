@@ -23,6 +23,12 @@ target_link_libraries(test_devstate PRIVATE ernic_common PkgConfig::CMOCKA)
 add_test(NAME devstate COMMAND test_devstate)
 set_tests_properties(devstate PROPERTIES TIMEOUT 60)
 
+# Files passed with a message (a VFIO broker's EB_ATTACH), on a real
+# socket pair.
+add_executable(test_fdpass ${CMAKE_CURRENT_LIST_DIR}/test_fdpass.c)
+target_link_libraries(test_fdpass PRIVATE ernic_common PkgConfig::CMOCKA)
+add_test(NAME fdpass COMMAND test_fdpass)
+
 # rtnetlink helpers against a real kernel, in private network namespaces
 # (root; exit 77 = skipped otherwise).
 add_executable(test_net ${CMAKE_CURRENT_LIST_DIR}/test_net.c)

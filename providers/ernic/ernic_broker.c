@@ -36,6 +36,7 @@
 
 #include "ernic.h"
 #include "ernic_broker.h"
+#include "ernic_fdpass.h"
 
 #define MAX_CONNS (2 * ERNIC_DS_PROCS + 16)
 
@@ -438,13 +439,6 @@ static int on_attach(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
 {
 	struct ernic_access *acc = b->dev->acc;
 	struct ernic_access_share sh;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} ctl = { 0 };
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *h;
 
 	if (!acc->ops->share_export)
 		return answer(c, m, EOPNOTSUPP);
@@ -459,16 +453,9 @@ static int on_attach(struct ernic_broker *b, struct conn *c, struct eb_msg *m)
 	m->status = 0;
 	m->bus = sh.region_bus;
 	m->len = sh.region_len;
-	mh.msg_control = ctl.buf;
-	mh.msg_controllen = sizeof(ctl.buf);
-	h = CMSG_FIRSTHDR(&mh);
-	h->cmsg_level = SOL_SOCKET;
-	h->cmsg_type = SCM_RIGHTS;
-	h->cmsg_len = CMSG_LEN(2 * sizeof(int));
-	memcpy(CMSG_DATA(h), (int[]){ sh.device_fd, sh.region_fd },
-	       2 * sizeof(int));
-	return sendmsg(c->fd, &mh, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ?
-		       0 : EPIPE;
+	return ernic_fdpass_send(c->fd, m, sizeof(*m),
+				 (const int[]){ sh.device_fd, sh.region_fd },
+				 2) ? EPIPE : 0;
 }
 
 /* One message on connection k. Non-zero: close it. */

@@ -19,6 +19,7 @@
 
 #include "ernic.h"
 #include "ernic_broker.h"
+#include "ernic_fdpass.h"
 
 struct ernic_client {
 	int ctl, ev;
@@ -152,49 +153,31 @@ int ernic_client_attach(struct ernic_dev *dev,
 {
 	struct ernic_client *c = dev->client;
 	struct eb_msg m = { .op = EB_ATTACH, .version = ERNIC_BROKER_VERSION };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} ctl;
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *h;
-	int fds[2] = { -1, -1 };
+	int fds[2] = { -1, -1 }, rc = 0;
 	ssize_t n;
-	int rc;
 
 	pthread_mutex_lock(&c->lock);
 	n = send(c->ctl, &m, sizeof(m), MSG_NOSIGNAL);
-	if (n == (ssize_t)sizeof(m)) {
-		do
-			n = recvmsg(c->ctl, &mh, MSG_CMSG_CLOEXEC);
-		while (n < 0 && errno == EINTR);
-	}
-	rc = n < 0 ? errno : n != (ssize_t)sizeof(m) || m.op != EB_ATTACH ?
-			     EPIPE : m.status;
+	if (n == (ssize_t)sizeof(m))
+		n = ernic_fdpass_recv(c->ctl, &m, sizeof(m), fds, 2);
+	else
+		rc = n < 0 ? errno : EIO;
 	pthread_mutex_unlock(&c->lock);
-	h = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-	if (h && h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-	    h->cmsg_len == CMSG_LEN(2 * sizeof(int)))
-		memcpy(fds, CMSG_DATA(h), sizeof(fds));
-	else if (h && h->cmsg_level == SOL_SOCKET &&
-		 h->cmsg_type == SCM_RIGHTS)
-		/* not ours to keep: whatever came, closed */
-		for (size_t k = 0; k < (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		     k++)
-			close(((int *)(void *)CMSG_DATA(h))[k]);
-	if (!rc && (fds[0] < 0 || fds[1] < 0 || (mh.msg_flags & MSG_CTRUNC)))
+	/* A refusal comes without files: its status says why. */
+	if (!rc && n != (ssize_t)sizeof(m))
+		rc = n < 0 ? (int)-n : EPIPE;	/* 0: the broker is gone */
+	else if (!rc && m.op != EB_ATTACH)
 		rc = EPROTO;
+	else if (!rc)
+		rc = m.status ? m.status : fds[0] < 0 ? EPROTO : 0;
 	if (rc) {
 		snprintf(err, errlen, "the device's broker did not give us the "
 			 "device: %s%s", strerror(rc), rc == EACCES ?
 			 " (only its own user or root may use it)" : "");
-		if (fds[0] >= 0)
+		if (n > 0 && fds[0] >= 0) {
 			close(fds[0]);
-		if (fds[1] >= 0)
 			close(fds[1]);
+		}
 		return rc;
 	}
 	*share = (struct ernic_access_share){ .device_fd = fds[0],
