@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* test_vfio: the parts shared by its two files. */
+/* test_vfio: the parts shared by its three files. */
 #ifndef ERNIC_TEST_VFIO_H
 #define ERNIC_TEST_VFIO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ernic_conf;
+struct vfio_sys;
 
 /* The fake sysfs tree (test_vfio.c), also the fake /dev's fake_root. */
 extern char fake_root[64];
@@ -14,9 +20,6 @@ void test_narrow(void **state);
 void test_open_errors(void **state);
 
 /* The fake itself, for test_vfio_share.c. */
-#include <stdbool.h>
-#include <stdint.h>
-struct ernic_conf;
 extern const struct vfio_sys fake_sys;
 enum { FAKE_FD_DEVICE2 = 110 };	/* a client's copy of the device file */
 void conf_vfio(struct ernic_conf *c);

@@ -38,7 +38,8 @@
 
 /* FD_DEVICE2: the device's file as a broker's client has it (a copy
  * of FD_DEVICE passed over a socket) */
-enum { FD_CONTAINER = 100, FD_GROUP, FD_DEVICE, FD_DEVICE2 = 110 };
+enum { FD_CONTAINER = 100, FD_GROUP, FD_DEVICE,
+       FD_DEVICE2 = FAKE_FD_DEVICE2 };
 #define REGION_OFFSET(i) ((uint64_t)(i) << 40)	/* as vfio-pci lays them out */
 #define CMD_OFF (REGION_OFFSET(VFIO_PCI_CONFIG_REGION_INDEX) + PCI_COMMAND)
 
