@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config clang
       libibverbs-dev ibverbs-utils perftest librdmacm-dev rdmacm-utils
       libnl-3-dev libnl-route-3-dev libcmocka-dev
-      zlib1g-dev libbpf-dev libpcap-dev tshark nftables
+      zlib1g-dev libisal-dev libbpf-dev libpcap-dev tshark nftables
       libnetfilter-queue-dev libnftnl-dev libmnl-dev
       libclang-rt-14-dev llvm-14
       iproute2 util-linux

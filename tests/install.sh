@@ -93,7 +93,7 @@ sw=$D$L/ernic/libernic-sw.so
 [ "$(dyn "$lib" SONAME)" = libernic.so.1 ] || fail "libernic.so.1: SONAME '$(dyn "$lib" SONAME)'"
 needed=$(dyn "$lib" NEEDED | tr '\n' ' ')
 grep -qw libibverbs.so.1 <<<"$needed" || fail "libernic.so.1 does not need libibverbs: $needed"
-grep -q 'libernic-sw\|libz\.\|libbpf' <<<"$needed" && fail "libernic.so.1 needs the model's libraries: $needed"
+grep -q 'libernic-sw\|libz\.\|libisal\|libbpf' <<<"$needed" && fail "libernic.so.1 needs the model's libraries: $needed"
 ok "libernic.so.1 NEEDED: $needed"
 exports=$(nm -D --defined-only "$lib" | awk '$2 != "A" {print $3}' | sed 's/@.*//' | sort -u)
 [ -n "$exports" ] || fail "libernic.so.1 exports nothing"

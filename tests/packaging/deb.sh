@@ -72,7 +72,11 @@ echo "ok: lintian --pedantic: $(grep -vc 'running with root' "$WORK/lintian.log"
 
 # 3. The provider library links no software ERNIC.
 deps=$(dpkg-deb -f "$WORK"/libernic1_*.deb Depends)
-[[ "$deps" != *zlib* ]] || fail "libernic1 depends on zlib: $deps"
+[[ "$deps" != *zlib* && "$deps" != *libisal* ]] ||
+	fail "libernic1 depends on the model's zlib or ISA-L: $deps"
+deps=$(dpkg-deb -f "$WORK"/ernic-tools_*.deb Depends)
+[[ "$deps" == *libisal2* ]] ||
+	fail "ernic-tools does not depend on libisal2 (libernic-sw.so needs it): $deps"
 
 # 4. Install.
 snapshot >"$WORK/before"

@@ -56,8 +56,10 @@ has ernic-utils /usr/sbin/ernicctl /usr/libexec/ernic/ernic-vfpga \
 	"$LIB/ernic/libernic-sw.so" "$LIB/ernic/libernic-preload.so" \
 	"$LIB/ernic/rdmacm/librdmacm.so.1"
 req=$(rpm -qp --requires "$WORK/RPMS/$(uname -m)/ernic-$VER-1.$(uname -m).rpm" 2>/dev/null)
-! grep -q 'libz\|libbpf' <<<"$req" || fail "the provider package requires the model's libraries: $req"
+! grep -q 'libz\|libbpf\|libisal' <<<"$req" || fail "the provider package requires the model's libraries: $req"
 grep -q 'libibverbs.so.1' <<<"$req" || fail "the provider package does not require libibverbs: $req"
 rpm -qp --requires "$WORK/RPMS/$(uname -m)/ernic-utils-$VER-1.$(uname -m).rpm" 2>/dev/null |
 	grep -q 'libz.so.1' || fail "ernic-utils does not require zlib (libernic-sw.so needs it)"
+rpm -qp --requires "$WORK/RPMS/$(uname -m)/ernic-utils-$VER-1.$(uname -m).rpm" 2>/dev/null |
+	grep -q 'libisal.so.2' || fail "ernic-utils does not require ISA-L (libernic-sw.so needs it)"
 echo PASS
