@@ -33,7 +33,14 @@ struct move {
 	size_t len;
 	size_t off;		/* its pages in the region */
 	unsigned int refs;	/* registrations inside it */
+	/* Region pages held free just before and after off (bytes): a
+	 * buffer that malloc puts next to this one grows the move into
+	 * them, whoever took the region's other pages meanwhile. */
+	size_t held_front, held_back;
 };
+
+/* Pages held on each side of a new move. */
+#define MOVE_HELD_PAGES 4
 
 struct uio_dma {
 	pthread_mutex_t lock;	/* everything below */
@@ -347,6 +354,7 @@ static int grow(struct uio_dma *d, struct move *m, uintptr_t start,
 {
 	size_t front = start < m->start ? m->start - start : 0;
 	size_t back = end > m->start + m->len ? end - (m->start + m->len) : 0;
+	size_t cf, cb;
 	char why[160];
 	int rc;
 
@@ -359,33 +367,37 @@ static int grow(struct uio_dma *d, struct move *m, uintptr_t start,
 			"pages move into the DMA region, and %s", va, len, why);
 		return EFAULT;
 	}
-	if (front > m->off ||
-	    (front && pages_claim(d, (m->off - front) / d->page,
-				  front / d->page)))
+	/* Beyond the pages held, the region's next ones must be free. */
+	cf = front > m->held_front ? front - m->held_front : 0;
+	cb = back > m->held_back ? back - m->held_back : 0;
+	if (cf > m->off - m->held_front ||
+	    (cf && pages_claim(d, (m->off - front) / d->page, cf / d->page)))
 		goto taken;
-	if (back && pages_claim(d, (m->off + m->len) / d->page,
-				back / d->page)) {
-		if (front)
-			pages_put(d, m->off - front, front);
+	if (cb && pages_claim(d, (m->off + m->len + m->held_back) / d->page,
+			      cb / d->page)) {
+		if (cf)
+			pages_put(d, m->off - front, cf);
 		goto taken;
 	}
+	m->held_front = m->held_front > front ? m->held_front - front : 0;
+	m->held_back = m->held_back > back ? m->held_back - back : 0;
 	rc = front ? move_in(d, m->off - front, start, m->start) : 0;
-	if (rc) {
-		pages_put(d, m->off - front, front);
-		if (back)
-			pages_put(d, m->off + m->len, back);
-		goto failed;
+	if (!rc) {
+		m->start -= front;
+		m->off -= front;
+		m->len += front;
+		front = 0;
+		rc = back ? move_in(d, m->off + m->len, m->start + m->len,
+				    end) : 0;
 	}
-	m->start -= front;
-	m->off -= front;
-	m->len += front;
-	rc = back ? move_in(d, m->off + m->len, m->start + m->len, end) : 0;
-	if (rc) {
-		pages_put(d, m->off + m->len, back);
-		goto failed;
+	if (!rc) {
+		m->len += back;
+		return 0;
 	}
-	m->len += back;
-	return 0;
+	/* What did not move stays held, with the move. */
+	m->held_front += front;
+	m->held_back += back;
+	goto failed;
 taken:
 	uio_log("cannot register %p (%zu bytes): it shares pages with a "
 		"registered buffer, and the DMA region pages beside that "
@@ -402,7 +414,7 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 	const uintptr_t a = (uintptr_t)va;
 	uintptr_t start, end;
 	struct move *m;
-	size_t p;
+	size_t p, held;
 	char why[160];
 	int rc;
 
@@ -449,24 +461,29 @@ int uio_dma_map_user(struct uio_dma *d, void *va, size_t len, uint64_t *bus)
 		d->moves = n;
 		d->cap = cap;
 	}
-	rc = pages_get(d, (end - start) / d->page, 1, &p);
+	held = MOVE_HELD_PAGES * d->page;
+	rc = pages_get(d, (end - start + 2 * held) / d->page, 1, &p);
+	if (rc) {
+		held = 0;	/* a region nearly full: no room to spare */
+		rc = pages_get(d, (end - start) / d->page, 1, &p);
+	}
 	if (rc) {
 		uio_log("cannot register %p (%zu bytes): the DMA region "
 			"(%zu MiB) is full", va, len, d->size >> 20);
 		goto out;
 	}
-	rc = move_in(d, p * d->page, start, end);
+	rc = move_in(d, p * d->page + held, start, end);
 	if (rc) {
 		uio_log("cannot move %p (%zu bytes) into the DMA region: %s",
 			va, len, strerror(rc));
-		pages_put(d, p * d->page, end - start);
+		pages_put(d, p * d->page, end - start + 2 * held);
 		goto out;
 	}
 	d->moves[d->nmoves++] = (struct move){
-		.start = start, .len = end - start, .off = p * d->page,
-		.refs = 1,
+		.start = start, .len = end - start, .off = p * d->page + held,
+		.refs = 1, .held_front = held, .held_back = held,
 	};
-	*bus = d->bus + p * d->page + (a - start);
+	*bus = d->bus + p * d->page + held + (a - start);
 out:
 	pthread_mutex_unlock(&d->lock);
 	return rc;
@@ -508,7 +525,8 @@ void uio_dma_unmap_user(struct uio_dma *d, uint64_t bus)
 			munmap(anon, m->len);
 			break;
 		}
-		pages_put(d, m->off, m->len);
+		pages_put(d, m->off - m->held_front,
+			  m->held_front + m->len + m->held_back);
 		*m = d->moves[--d->nmoves];
 		break;
 	}

@@ -10,6 +10,8 @@
 #   usage: bench/share.sh [sw|vfpga]
 #   BENCH_SECONDS (per bandwidth run, default 5)  BENCH_LAT_ITERS (5000)
 #   BENCH_ROUNDS (default 3): the runs alternate, medians are printed
+#   BENCH_LAT_PIN (default 1): the latency pair's server on CPU 0 and
+#   client on the last CPU
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_cmds ib_write_bw ib_write_lat ibv_rc_pingpong ss
@@ -39,15 +41,19 @@ vfpga)
 esac
 
 # start_pairs N PROG ARGS...: N pairs at once; their client outputs in
-# $WORK/pK.cli; waits for all. Sets PAIRS_FAILED.
+# $WORK/pK.cli; waits for all. Sets PAIRS_FAILED. With PIN_SRV / PIN_CLI
+# set (CPU lists), servers and clients run there (taskset).
 start_pairs() {
-	local n=$1 k i spids=() cpids=() ports=()
+	local n=$1 k i spids=() cpids=() ports=() srv=() cli=()
 	shift
+	[ -z "${PIN_SRV:-}" ] || srv=(taskset -c "$PIN_SRV")
+	[ -z "${PIN_CLI:-}" ] || cli=(taskset -c "$PIN_CLI")
 	PAIRS_FAILED=0
 	for ((k = 0; k < n; k++)); do
 		pick_port b0
 		ports+=("$PORT")
-		timeout 300 "$@" -d share0 -x 0 -p "$PORT" >"$WORK/p$k.srv" 2>&1 &
+		timeout 300 "${srv[@]}" "$@" -d share0 -x 0 -p "$PORT" \
+			>"$WORK/p$k.srv" 2>&1 &
 		spids+=($!)
 		BG_PIDS+=($!)
 		for ((i = 0; i < 100; i++)); do
@@ -56,8 +62,8 @@ start_pairs() {
 		done
 	done
 	for ((k = 0; k < n; k++)); do
-		timeout 300 "$@" -d share1 -x 0 -p "${ports[k]}" 127.0.0.2 \
-			>"$WORK/p$k.cli" 2>&1 &
+		timeout 300 "${cli[@]}" "$@" -d share1 -x 0 -p "${ports[k]}" \
+			127.0.0.2 >"$WORK/p$k.cli" 2>&1 &
 		cpids+=($!)
 		BG_PIDS+=($!)
 	done
@@ -88,8 +94,18 @@ bw() {
 	[ "$got" = "$n" ] || echo "  $n pairs: $got of $n reported, $PAIRS_FAILED failed" >&2
 }
 
-lat() { # one ib_write_lat pair's typical latency
-	start_pairs 1 ib_write_lat -s 2 -n "$lat_iters" -F
+# One ib_write_lat pair's typical latency. Unpinned, one run lands in
+# one of two modes (about 20 and 35 us on 2 CPUs, by where the kernel
+# puts the four busy threads) whatever the sharing: the server and its
+# engine on the first CPU, the client on the last, as the same place
+# for every run (BENCH_LAT_PIN=0: the kernel's choice).
+lat() {
+	if [ "${BENCH_LAT_PIN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ]; then
+		PIN_SRV=0 PIN_CLI=$(($(nproc) - 1)) \
+			start_pairs 1 ib_write_lat -s 2 -n "$lat_iters" -F
+	else
+		start_pairs 1 ib_write_lat -s 2 -n "$lat_iters" -F
+	fi
 	awk '$1 == 2 { print $6; exit }' "$WORK/p0.cli"
 }
 

@@ -21,6 +21,11 @@ target_link_libraries(test_window PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)
 add_test(NAME window COMMAND test_window)
 
+# Buffers moved into a DMA region without an IOMMU (access/uio_dma.c).
+add_executable(test_uio_dma ${CMAKE_CURRENT_LIST_DIR}/test_uio_dma.c)
+target_link_libraries(test_uio_dma PRIVATE ernic_access PkgConfig::CMOCKA)
+add_test(NAME uio_dma COMMAND test_uio_dma)
+
 # The VFIO backend without a kernel: its pure parts, open / DMA /
 # interrupt / close against a fake of the VFIO ioctls, and a broker's
 # shared region with a client attached to it.
