@@ -18,6 +18,8 @@
 	((((uint32_t)(val)) << ERNIC_FIELD_SHIFT(mask)) & (mask))
 #define ERNIC_FIELD_GET(mask, reg) \
 	((((uint32_t)(reg)) & (mask)) >> ERNIC_FIELD_SHIFT(mask))
+/* Elements of an array (rdma-core's ARRAY_SIZE). */
+#define ERNIC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* True when val fits in the field without truncation. */
 #define ERNIC_FIELD_FITS(mask, val) \
 	((uint64_t)(val) <= ((mask) >> ERNIC_FIELD_SHIFT(mask)))

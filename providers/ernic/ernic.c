@@ -169,7 +169,6 @@ static struct verbs_device *ernic_alloc_device(struct verbs_sysfs_dev *sysfs)
 	snprintf(dev->conf_path, sizeof(dev->conf_path), "%s/device/%s",
 		 sysfs->ibdev_path, ERNIC_CONF_FILE);
 	pthread_mutex_init(&dev->lock, NULL);
-	pthread_rwlock_init(&dev->pdt_lock, NULL);
 	pthread_mutex_init(&dev->ev_lock, NULL);
 	return &dev->vdev;
 }
@@ -178,7 +177,6 @@ static void ernic_uninit_device(struct verbs_device *vdev)
 {
 	struct ernic_dev *dev = (struct ernic_dev *)vdev;
 
-	pthread_rwlock_destroy(&dev->pdt_lock);
 	pthread_mutex_destroy(&dev->ev_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

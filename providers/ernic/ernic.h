@@ -84,9 +84,12 @@ struct ernic_dev {
 	uint32_t npd, ncq;			/* of max_pd, max_cq */
 
 	/* MR of each PD-table slot, for lkey translation on the data path.
-	 * Written under lock and pdt_lock (write); read under pdt_lock. */
-	pthread_rwlock_t pdt_lock;
-	struct ernic_mr *pdt_mr[ERNIC_PDT_ENTRIES];
+	 * Written under lock. Read with an acquire load by threads holding
+	 * the sq_lock or rq_lock of the QP they post or poll on, and by
+	 * nobody else: a cleared slot's MR is freed only after every QP's
+	 * locks were taken once (ernic_mr_quiesce), so no lock is shared
+	 * between QPs on the post path. */
+	struct ernic_mr *_Atomic pdt_mr[ERNIC_PDT_ENTRIES];
 
 	/* Interrupt thread (ernic_event.c), while the device is started.
 	 * ev_lock guards ev_qp[], ipkterrq_rp and sending events; it is
@@ -144,7 +147,7 @@ struct ernic_cq {
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */
 	int nqp;			/* QPs using it, under dev->lock */
-	pthread_mutex_t lock;		/* ents, nents, cursor */
+	pthread_spinlock_t lock;	/* ents, nents, cursor */
 	uint32_t nents, cursor;
 	struct ernic_cq_ent ents[ERNIC_C_NUM_QP_MAX];
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
@@ -180,6 +183,13 @@ struct ernic_rsg {
 	uint32_t len;
 };
 
+/* ernic_qp_check_fatal's state, per queue. */
+#define ERNIC_FATAL_POLLS 64u		/* a power of 2 */
+struct ernic_fatal_watch {
+	uint64_t next_ns;		/* no register read before */
+	uint32_t polls;			/* calls, for the clock */
+};
+
 /* An ibv_qp_ex work request waiting for its data (wr_set_*). */
 struct ernic_qx_op {
 	bool pending;
@@ -210,7 +220,7 @@ struct ernic_qp {
 	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and
 	 * not yet retired; the CQ ring is read at sq_ci too (same depth,
 	 * same order). */
-	pthread_mutex_t sq_lock;
+	pthread_spinlock_t sq_lock;
 	/* Staging, stage_size bytes per SQ slot: inline data and gathered
 	 * SGEs the IP reads, and READ data to scatter (ernic_sge.c). */
 	struct ernic_dma inl;
@@ -226,10 +236,11 @@ struct ernic_qp {
 	 * before a READ that would exceed it (ernic_sq_doorbell). */
 	uint32_t rd_limit;		/* 0: no limit needed */
 	uint32_t rd_inflight;		/* READs rung and not completed */
+	uint32_t rd_unrung;		/* READs queued past sq_db */
 	uint32_t sq_hw_ci;		/* slots counted as completed */
 	bool sq_flushing;		/* device done: retire by software */
 	bool sq_skip;			/* drop slots up to the next LAST */
-	uint64_t sq_check_ns;		/* next STATQP look while idle */
+	struct ernic_fatal_watch sq_watch; /* STATQP looks while idle */
 	uint32_t qx_start;		/* sq_pi at wr_start */
 	int qx_err;			/* first error of the batch */
 	bool qx_flush;			/* batch posted to a QP in error */
@@ -238,7 +249,7 @@ struct ernic_qp {
 	/* Receive side, under rq_lock. Receive credits (ernic_recv.c): the
 	 * IP sees RQ elements, and the RX side band message credits, only
 	 * for receives actually posted. */
-	pthread_mutex_t rq_lock;
+	pthread_spinlock_t rq_lock;
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
@@ -255,7 +266,7 @@ struct ernic_qp {
 	uint32_t msg_pkts;		/* its elements read so far */
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
-	uint64_t rq_check_ns;
+	struct ernic_fatal_watch rq_watch;
 	_Atomic uint32_t pmtu;		/* path MTU in bytes, 0 before RTR */
 
 	/* Events, under dev->ev_lock. */
@@ -449,10 +460,35 @@ static inline void ernic_db_store(struct ernic_access *acc,
 
 /* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0
  * or EINVAL (unknown key, other PD, range outside the MR, or missing
- * IBV_ACCESS_LOCAL_WRITE when need_write). Caller holds pdt_lock (read). */
-int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
-		       uint64_t addr, uint64_t len, bool need_write,
-		       uint64_t *bus, uint8_t **va);
+ * IBV_ACCESS_LOCAL_WRITE when need_write). Caller holds the sq_lock or
+ * rq_lock of a QP of the device (dev->pdt_mr). */
+static inline int ernic_mr_translate(struct ernic_dev *dev,
+				     struct ibv_pd *pd, uint32_t lkey,
+				     uint64_t addr, uint64_t len,
+				     bool need_write, uint64_t *bus,
+				     uint8_t **va)
+{
+	const struct ernic_mr *mr = atomic_load_explicit(
+		&dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
+		memory_order_acquire);
+	uint64_t off;
+
+	/* The whole key matches: slot, generation and zero reserved bits. */
+	if (!mr || mr->vmr.ibv_mr.lkey != lkey || mr->vmr.ibv_mr.pd != pd)
+		return EINVAL;
+	if (addr < mr->iova || addr - mr->iova > mr->vmr.ibv_mr.length ||
+	    len > mr->vmr.ibv_mr.length - (addr - mr->iova))
+		return EINVAL;
+	/* The IP writes the buffer (READ responses, received data). */
+	if (need_write && !(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	off = addr - mr->iova;
+	if (bus)
+		*bus = mr->bus + off;
+	if (va)
+		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
+	return 0;
+}
 
 /* One work request, from ibv_send_wr or from the ibv_qp_ex calls. */
 struct ernic_wr {
@@ -507,9 +543,10 @@ int ernic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 /* The same with cq->lock held by the caller. */
 int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc);
 /* While QP work is outstanding and nothing moves: has the IP put the QP
- * into FATAL (STATQPi)? Looks at most once a millisecond per *next_ns. */
+ * into FATAL (STATQPi)? Looks at the clock once in ERNIC_FATAL_POLLS
+ * calls, and at the register at most once a millisecond per watch. */
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
-			  uint64_t *next_ns);
+			  struct ernic_fatal_watch *w);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t ernic_now_ns(void);
 /* One work completion with every field set. */
@@ -546,6 +583,10 @@ void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
 void ernic_events_kicked(struct ernic_dev *dev);
 /* QP idx is now qp (or NULL) for the interrupt handler. */
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
+/* Every QP's sq_lock and rq_lock taken and let go once: whoever held
+ * one before the call is done with it. Caller may hold dev->lock, not
+ * ev_lock or a QP's lock. */
+void ernic_qps_quiesce(struct ernic_dev *dev);
 /* The QP went to ERR: its armed CQs fire (flush completions are due). */
 void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp);
 /* Before freeing: drop unread events, wait for the read ones' acks. */
@@ -598,6 +639,18 @@ int ernic_refuse(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* ernic_sge.c: staging for gathered and scattered SGEs. */
+/* The ring slot after i, without a division. */
+static inline uint32_t ernic_ring_next(uint32_t i, uint32_t depth)
+{
+	return i + 1 == depth ? 0 : i + 1;
+}
+
+/* Slots from a forward to b in a ring of depth slots (a, b < depth). */
+static inline uint32_t ernic_ring_dist(uint32_t a, uint32_t b, uint32_t depth)
+{
+	return b >= a ? b - a : b + depth - a;
+}
+
 static inline uint8_t *ernic_stage_va(const struct ernic_qp *qp,
 				      uint32_t slot)
 {

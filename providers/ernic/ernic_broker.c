@@ -643,7 +643,6 @@ int ernic_broker_run(const char *conf_path, const char *name, int stop_fd,
 	snprintf(dev->vdev.device.name, sizeof(dev->vdev.device.name), "%s",
 		 name);
 	pthread_mutex_init(&dev->lock, NULL);
-	pthread_rwlock_init(&dev->pdt_lock, NULL);
 	pthread_mutex_init(&dev->ev_lock, NULL);
 	pthread_mutex_init(&b.lock, NULL);
 	b.dev = dev;
@@ -684,7 +683,6 @@ out:
 	close(b.answers[0]);
 	close(b.answers[1]);
 	pthread_mutex_destroy(&b.lock);
-	pthread_rwlock_destroy(&dev->pdt_lock);
 	pthread_mutex_destroy(&dev->ev_lock);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);

@@ -59,7 +59,7 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 				     "one of this context's", verb);
 		return NULL;
 	}
-	pthread_mutex_init(&cq->lock, NULL);
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
@@ -155,7 +155,7 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	ernic_events_cq_gone(dev, cq);
 	if (cq->ev_fd >= 0)
 		close(cq->ev_fd);
-	pthread_mutex_destroy(&cq->lock);
+	pthread_spin_destroy(&cq->lock);
 	count_cq(ibcq->context, -1);
 	free(cq);
 	return 0;
@@ -165,7 +165,7 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 {
 	uint32_t k;
 
-	pthread_mutex_lock(&cq->lock);
+	pthread_spin_lock(&cq->lock);
 	for (k = 0; k < cq->nents && cq->ents[k].qp != qp; k++)
 		;
 	/* At most one entry per QP, and a device has fewer QPs than ents. */
@@ -175,12 +175,12 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 		cq->nents++;
 	}
 	cq->ents[k].roles |= roles;
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 }
 
 void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 {
-	pthread_mutex_lock(&cq->lock);
+	pthread_spin_lock(&cq->lock);
 	for (uint32_t k = 0; k < cq->nents; k++) {
 		if (cq->ents[k].qp != qp)
 			continue;
@@ -189,5 +189,5 @@ void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 	}
 	if (cq->cursor >= cq->nents)
 		cq->cursor = 0;
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 }

@@ -39,10 +39,10 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	if (attr->comp_mask)
 		return ernic_refuse(EINVAL, "start_poll: comp_mask 0x%x",
 				    attr->comp_mask);
-	pthread_mutex_lock(&cq->lock);
+	pthread_spin_lock(&cq->lock);
 	ret = step(cqx);
 	if (ret)
-		pthread_mutex_unlock(&cq->lock);
+		pthread_spin_unlock(&cq->lock);
 	return ret;
 }
 
@@ -53,7 +53,7 @@ static int next_poll(struct ibv_cq_ex *cqx)
 
 static void end_poll(struct ibv_cq_ex *cqx)
 {
-	pthread_mutex_unlock(&ex_to_ecq(cqx)->lock);
+	pthread_spin_unlock(&ex_to_ecq(cqx)->lock);
 }
 
 static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *cqx)

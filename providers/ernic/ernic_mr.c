@@ -219,9 +219,7 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->vmr.ibv_mr.lkey = key;
 	mr->vmr.ibv_mr.rkey = key;
 	/* Visible to lkey translation only once complete. */
-	pthread_rwlock_wrlock(&dev->pdt_lock);
-	dev->pdt_mr[slot] = mr;
-	pthread_rwlock_unlock(&dev->pdt_lock);
+	atomic_store_explicit(&dev->pdt_mr[slot], mr, memory_order_release);
 	pthread_mutex_unlock(&dev->lock);
 	return &mr->vmr.ibv_mr;
 
@@ -235,10 +233,12 @@ err_unlock:
 /* Take mr's slot back from the IP. Caller holds dev->lock. */
 static void mr_release(struct ernic_dev *dev, struct ernic_mr *mr)
 {
-	/* No post may translate this lkey once dereg returns. */
-	pthread_rwlock_wrlock(&dev->pdt_lock);
-	dev->pdt_mr[mr->slot] = NULL;
-	pthread_rwlock_unlock(&dev->pdt_lock);
+	/* No post may translate this lkey once dereg returns: translations
+	 * run under a QP's lock, and one begun before the store ended when
+	 * its lock was let go. */
+	atomic_store_explicit(&dev->pdt_mr[mr->slot], NULL,
+			      memory_order_relaxed);
+	ernic_qps_quiesce(dev);
 	ernic_pdt_clear(dev, mr->slot);
 	dev->acc->ops->unmap_user(dev->acc, mr->bus, mr->vmr.ibv_mr.length);
 	ernic_share_pdt_put(dev, mr->slot);
@@ -260,36 +260,11 @@ int ernic_dereg_mr(struct verbs_mr *vmr)
 void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
 {
 	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++) {
-		struct ernic_mr *mr = dev->pdt_mr[s];
+		struct ernic_mr *mr = atomic_load(&dev->pdt_mr[s]);
 
 		if (mr && mr->vmr.ibv_mr.context == ctx) {
 			mr_release(dev, mr);
 			free(mr);
 		}
 	}
-}
-
-
-int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
-		       uint64_t addr, uint64_t len, bool need_write,
-		       uint64_t *bus, uint8_t **va)
-{
-	struct ernic_mr *mr = dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)];
-	uint64_t off;
-
-	/* The whole key matches: slot, generation and zero reserved bits. */
-	if (!mr || mr->vmr.ibv_mr.lkey != lkey || mr->vmr.ibv_mr.pd != pd)
-		return EINVAL;
-	if (addr < mr->iova || addr - mr->iova > mr->vmr.ibv_mr.length ||
-	    len > mr->vmr.ibv_mr.length - (addr - mr->iova))
-		return EINVAL;
-	/* The IP writes the buffer (READ responses, received data). */
-	if (need_write && !(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	off = addr - mr->iova;
-	if (bus)
-		*bus = mr->bus + off;
-	if (va)
-		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
-	return 0;
 }

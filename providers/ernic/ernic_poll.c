@@ -81,18 +81,21 @@ uint64_t ernic_now_ns(void)
 }
 
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
-			  uint64_t *next_ns)
+			  struct ernic_fatal_watch *w)
 {
 	int st = atomic_load(&qp->dp_state);
 	uint64_t now;
 
-	/* Only an enabled QP can go FATAL; a register read costs. */
+	/* Only an enabled QP can go FATAL; a register read costs, and so
+	 * does the clock, for a poll that finds nothing. */
 	if (st != IBV_QPS_RTR && st != IBV_QPS_RTS)
 		return false;
-	now = ernic_now_ns();
-	if (now < *next_ns)
+	if (++w->polls & (ERNIC_FATAL_POLLS - 1))
 		return false;
-	*next_ns = now + 1000000u;
+	now = ernic_now_ns();
+	if (now < w->next_ns)
+		return false;
+	w->next_ns = now + 1000000u;
 	if (!(ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP)) &
 	      ERNIC_STATQP_FATAL))
 		return false;
@@ -137,7 +140,7 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	if (wrid != slot)
 		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
-	qp->sq_ci = (slot + 1) % qp->sq_depth;
+	qp->sq_ci = ernic_ring_next(slot, qp->sq_depth);
 	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe)) {
 		/* Error completions are reported signaled or not. */
 		syn = ERNIC_FIELD_GET(ERNIC_STATQP_NAK_SYNDROME,
@@ -175,10 +178,11 @@ static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const struct ernic_swqe *sw = &qp->swqe[qp->sq_ci];
 
+	const uint32_t next = ernic_ring_next(qp->sq_ci, qp->sq_depth);
+
 	if (qp->bounce && qp->bounce[qp->sq_ci])
-		ernic_bounce_put(dev, qp, qp->sq_ci,
-				 (qp->sq_ci + 1) % qp->sq_depth);
-	qp->sq_ci = (qp->sq_ci + 1) % qp->sq_depth;
+		ernic_bounce_put(dev, qp, qp->sq_ci, next);
+	qp->sq_ci = next;
 	if (!(sw->flags & ERNIC_SWQE_LAST))
 		return 0;
 	if (qp->sq_skip) {
@@ -204,9 +208,9 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		/* The IP completes only WQEs it was rung for: an index past
 		 * them (or the ring) is a broken device, not completions. */
 		if (wi >= qp->sq_depth ||
-		    (wi + qp->sq_depth - qp->sq_ci) % qp->sq_depth >
-			    (qp->sq_db + qp->sq_depth - qp->sq_ci) %
-				    qp->sq_depth) {
+		    ernic_ring_dist(qp->sq_ci, wi, qp->sq_depth) >
+			    ernic_ring_dist(qp->sq_ci, qp->sq_db,
+					    qp->sq_depth)) {
 			ernic_log("QP %u: CQ write index %u outside %u..%u",
 				  qp->idx, wi, qp->sq_ci, qp->sq_db);
 			break;
@@ -220,7 +224,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		if (!atomic_load(&qp->err)) {
 			/* Idle with work posted: did the QP die silently? */
 			if (moved || qp->sq_ci == qp->sq_pi ||
-			    !ernic_qp_check_fatal(dev, qp, &qp->sq_check_ns))
+			    !ernic_qp_check_fatal(dev, qp, &qp->sq_watch))
 				break;
 			continue;
 		}
@@ -247,24 +251,27 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	const uint32_t count = cq->nents, start = cq->cursor;
 	int n = 0;
 
-	for (uint32_t k = 0; k < count && n < ne; k++) {
-		const struct ernic_cq_ent *ent = &cq->ents[(start + k) % count];
+	for (uint32_t k = 0, e = start; k < count && n < ne;
+	     k++, e = ernic_ring_next(e, count)) {
+		const struct ernic_cq_ent *ent = &cq->ents[e];
 		struct ernic_qp *qp = ent->qp;
 
 		if (ent->roles & ERNIC_CQ_SEND) {
-			pthread_mutex_lock(&qp->sq_lock);
-			n += sq_poll(dev, qp, &wc[n], ne - n);
-			pthread_mutex_unlock(&qp->sq_lock);
+			pthread_spin_lock(&qp->sq_lock);
+			/* Nothing posted and unretired: nothing to report. */
+			if (qp->sq_ci != qp->sq_pi)
+				n += sq_poll(dev, qp, &wc[n], ne - n);
+			pthread_spin_unlock(&qp->sq_lock);
 		}
 		if ((ent->roles & ERNIC_CQ_RECV) && n < ne) {
-			pthread_mutex_lock(&qp->rq_lock);
+			pthread_spin_lock(&qp->rq_lock);
 			n += ernic_rq_poll(dev, qp, &wc[n], ne - n);
-			pthread_mutex_unlock(&qp->rq_lock);
+			pthread_spin_unlock(&qp->rq_lock);
 		}
 	}
 	/* Start with the next QP next time: no QP starves the others. */
 	if (count)
-		cq->cursor = (start + 1) % count;
+		cq->cursor = ernic_ring_next(start, count);
 	return n;
 }
 
@@ -275,8 +282,8 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 
 	if (ne <= 0)
 		return 0;
-	pthread_mutex_lock(&cq->lock);
+	pthread_spin_lock(&cq->lock);
 	n = ernic_cq_poll(cq, ne, wc);
-	pthread_mutex_unlock(&cq->lock);
+	pthread_spin_unlock(&cq->lock);
 	return n;
 }

@@ -76,7 +76,9 @@ static void put_wqe(struct ernic_qp *qp, struct ernic_wqe *wqe,
 	sw->opcode = op_map[w->opcode].hw;
 	sw->flags = flags;
 	sw->nsg = 0;
-	qp->sq_pi = (slot + 1) % qp->sq_depth;
+	if (sw->opcode == ERNIC_OP_RDMA_READ)
+		qp->rd_unrung++;
+	qp->sq_pi = ernic_ring_next(slot, qp->sq_depth);
 }
 
 /*
@@ -169,7 +171,7 @@ static int build_send(struct ernic_dev *dev, struct ernic_qp *qp,
 	const uint32_t slot = qp->sq_pi;
 	uint8_t *stage = ernic_stage_va(qp, slot);
 	const struct ibv_sge *one;
-	uint64_t sum = 0, bus;
+	uint64_t sum = 0, bus = 0;
 	size_t n = 0;
 	int ret;
 
@@ -309,7 +311,7 @@ static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
 }
 
 /* Consecutive WQEs at consecutive remote offsets; plan_rdma checked it
- * all under the same pdt_lock, so translation cannot fail here. */
+ * all under the same sq_lock, so translation cannot fail here. */
 static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 		      const struct ernic_wr *w, uint32_t nwqe, uint64_t total,
 		      uint8_t sig)
@@ -414,7 +416,7 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	uint8_t sig, kind;
 	int ret;
 
-	if ((unsigned int)w->opcode >= sizeof(op_map) / sizeof(op_map[0]) ||
+	if ((unsigned int)w->opcode >= ERNIC_ARRAY_SIZE(op_map) ||
 	    !op_map[w->opcode].ok)
 		return ernic_refuse(EINVAL, "post_send: QP %u wr_id %llu: "
 				    "opcode %d not supported (no atomics, "
@@ -543,15 +545,17 @@ static uint32_t rd_gate(struct ernic_dev *dev, struct ernic_qp *qp)
 		while (qp->sq_hw_ci != wi && qp->sq_hw_ci != db) {
 			if (qp->swqe[qp->sq_hw_ci].opcode == ERNIC_OP_RDMA_READ)
 				qp->rd_inflight--;
-			qp->sq_hw_ci = (qp->sq_hw_ci + 1) % qp->sq_depth;
+			qp->sq_hw_ci = ernic_ring_next(qp->sq_hw_ci,
+						       qp->sq_depth);
 		}
 	}
-	for (; db != qp->sq_pi; db = (db + 1) % qp->sq_depth) {
+	for (; db != qp->sq_pi; db = ernic_ring_next(db, qp->sq_depth)) {
 		if (qp->swqe[db].opcode != ERNIC_OP_RDMA_READ)
 			continue;
 		if (qp->rd_inflight == qp->rd_limit)
 			break;
 		qp->rd_inflight++;
+		qp->rd_unrung--;
 	}
 	return db;
 }
@@ -561,7 +565,11 @@ static uint32_t rd_gate(struct ernic_dev *dev, struct ernic_qp *qp)
  * slots; staged data was cleaned when it was written). */
 void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 {
-	uint32_t db = qp->rd_limit ? rd_gate(dev, qp) : qp->sq_pi;
+	/* With no READ out and none waiting, the gate has nothing to do:
+	 * the slots it has not walked yet hold no READ (put_wqe counts them
+	 * in rd_unrung), and it stops at sq_db. */
+	uint32_t db = qp->rd_limit && (qp->rd_unrung || qp->rd_inflight) ?
+			      rd_gate(dev, qp) : qp->sq_pi;
 
 	if (db == qp->sq_db)
 		return;
@@ -590,6 +598,79 @@ static void wr_from_send_wr(struct ernic_wr *w, const struct ibv_send_wr *wr)
 		w->imm = be32toh(wr->imm_data);
 }
 
+/*
+ * The common request without the general planning: one non-empty SGE,
+ * no inline data, an RDMA WRITE, READ or SEND of up to
+ * ERNIC_MAX_MSG_SIZE, the lkey translated once and the WQE written in
+ * place in its ring slot. Returns 0, or -1 for anything else (the
+ * general path takes it, and gives the reason when it refuses).
+ * Caller holds sq_lock; the QP is in RTS.
+ */
+static int post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
+		     const struct ibv_send_wr *wr)
+{
+	const struct ibv_sge *s = wr->sg_list;
+	const uint32_t slot = qp->sq_pi;
+	const uint32_t next = ernic_ring_next(slot, qp->sq_depth);
+	struct ernic_wqe *wqe;
+	struct ernic_swqe *sw;
+	uint64_t bus;
+	uint32_t imm;
+	uint8_t *va, kind;
+
+	if (wr->num_sge != 1 || !qp->cap.max_send_sge ||
+	    (unsigned int)wr->opcode >= ERNIC_ARRAY_SIZE(op_map) ||
+	    !op_map[wr->opcode].ok ||
+	    (wr->send_flags & ~(ERNIC_SEND_FLAGS & ~IBV_SEND_INLINE)) ||
+	    !s->length || s->length > ERNIC_MAX_MSG_SIZE || next == qp->sq_ci)
+		return -1;
+	kind = op_map[wr->opcode].kind;
+	if (kind != OPK_SEND &&
+	    wr->wr.rdma.remote_addr + s->length < wr->wr.rdma.remote_addr)
+		return -1;
+	if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
+			       s->length, kind == OPK_READ, &bus, &va))
+		return -1;
+	imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey :
+						   be32toh(wr->imm_data);
+	wqe = (struct ernic_wqe *)((uint8_t *)qp->sq.va +
+				   (size_t)slot * ERNIC_WQE_SIZE);
+	*wqe = (struct ernic_wqe){
+		.wrid = htole16((uint16_t)slot),
+		.length = htole32(s->length),
+		.opcode = op_map[wr->opcode].hw,
+		.immdt = op_map[wr->opcode].imm ? htole32(imm) : 0,
+	};
+	if (kind == OPK_SEND && s->length <= ERNIC_WQE_SDATA_SIZE) {
+		memcpy(wqe->sdata, va, s->length);
+	} else {
+		wqe->laddr = htole64(bus);
+		/* A WRITE's or SEND's source is read from DDR; a READ's
+		 * destination is cleaned too (emit_rdma says why). */
+		ernic_dma_sync(dev->acc, va, s->length, ERNIC_DMA_TO_DEVICE);
+	}
+	if (kind != OPK_SEND) {
+		wqe->roffset = htole64(wr->wr.rdma.remote_addr);
+		wqe->rtag = htole32(wr->wr.rdma.rkey);
+	}
+	sw = &qp->swqe[slot];
+	*sw = (struct ernic_swqe){
+		.wr_id = wr->wr_id,
+		.length = s->length,
+		.opcode = op_map[wr->opcode].hw,
+		.flags = ERNIC_SWQE_LAST |
+			 (((wr->send_flags & IBV_SEND_SIGNALED) ||
+			   qp->sq_sig_all) ? ERNIC_SWQE_SIGNALED : 0),
+	};
+	if (kind == OPK_READ) {
+		sw->read_va = s->addr;
+		sw->read_len = s->length;
+		qp->rd_unrung++;
+	}
+	qp->sq_pi = next;
+	return 0;
+}
+
 static int post_wr(struct ernic_dev *dev, struct ernic_qp *qp,
 		   const struct ibv_send_wr *wr, bool flush)
 {
@@ -615,25 +696,25 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool flush;
 	int ret;
 
-	pthread_mutex_lock(&qp->sq_lock);
+	pthread_spin_lock(&qp->sq_lock);
 	start = qp->sq_pi;
 	ret = ernic_sq_state(qp, &flush);
 	if (ret) {
 		ernic_refuse(ret, "post_send: QP %u: not in RTS, SQE or ERR",
 			     qp->idx);
 	} else {
-		pthread_rwlock_rdlock(&dev->pdt_lock);
 		for (; wr; wr = wr->next) {
-			ret = post_wr(dev, qp, wr, flush);
+			ret = flush ? -1 : post_fast(dev, qp, wr);
+			if (ret < 0)
+				ret = post_wr(dev, qp, wr, flush);
 			if (ret)
 				break;
 		}
-		pthread_rwlock_unlock(&dev->pdt_lock);
 	}
 	/* One doorbell for everything this call queued. */
 	if (qp->sq_pi != start && !flush)
 		ernic_sq_doorbell(dev, qp);
-	pthread_mutex_unlock(&qp->sq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;

@@ -124,8 +124,8 @@ static void put_rings(struct ernic_dev *dev, struct ernic_qp *qp)
 
 static void free_qp(struct ernic_qp *qp)
 {
-	pthread_mutex_destroy(&qp->sq_lock);
-	pthread_mutex_destroy(&qp->rq_lock);
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
 	free(qp->swqe);
 	free(qp->rwqe);
 	free(qp->rd_sg);
@@ -152,8 +152,8 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 	if (rq_ring > ERNIC_RQ_RING_MAX)
 		rq_ring = ERNIC_RQ_RING_MAX;
 	qp->rq_depth = rq_ring;
-	pthread_mutex_init(&qp->sq_lock, NULL);
-	pthread_mutex_init(&qp->rq_lock, NULL);
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	qp->swqe = calloc(qp->sq_depth, sizeof(*qp->swqe));
 	qp->rwqe = calloc(qp->rwqe_depth, sizeof(*qp->rwqe));
 	/*
@@ -481,21 +481,21 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 {
 	if (next == IBV_QPS_RESET) {
 		/* IBTA: RESET empties both queues without completions. */
-		pthread_mutex_lock(&qp->sq_lock);
+		pthread_spin_lock(&qp->sq_lock);
 		ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->sq_ci,
 				 qp->sq_pi);
 		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
-		qp->rd_inflight = qp->rd_limit = 0;
+		qp->rd_inflight = qp->rd_limit = qp->rd_unrung = 0;
 		qp->sq_flushing = qp->sq_skip = false;
-		pthread_mutex_unlock(&qp->sq_lock);
-		pthread_mutex_lock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->sq_lock);
+		pthread_spin_lock(&qp->rq_lock);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
 		qp->rq_ci = qp->immq_ci = qp->msg_len = qp->msg_pkts = 0;
 		qp->rq_done = qp->rq_grant = qp->rq_budget = 0;
 		qp->rq_ev_seen = qp->immq_ev_wp = 0;
 		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
-		pthread_mutex_unlock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->rq_lock);
 		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);
 		atomic_store(&qp->fatal_ns, 0);
@@ -503,10 +503,10 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		atomic_store(&qp->err, true);
 	} else if (next == IBV_QPS_RTS) {
 		/* IBTA: max_rd_atomic 0 would let no READ ever go; one. */
-		pthread_mutex_lock(&qp->sq_lock);
+		pthread_spin_lock(&qp->sq_lock);
 		qp->rd_limit = attr->max_rd_atomic >= ERNIC_MAX_RD_ATOM ? 0 :
 			       attr->max_rd_atomic ? attr->max_rd_atomic : 1;
-		pthread_mutex_unlock(&qp->sq_lock);
+		pthread_spin_unlock(&qp->sq_lock);
 	}
 	if (next == IBV_QPS_RTR)
 		atomic_store(&qp->pmtu, 128u << attr->path_mtu);

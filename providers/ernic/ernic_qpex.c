@@ -22,9 +22,7 @@ static void qx_post(struct ernic_qp *qp, struct ernic_wr *w)
 	qp->qx.pending = false;
 	if (qp->qx_err)
 		return;
-	pthread_rwlock_rdlock(&dev->pdt_lock);
 	ret = ernic_post_one(dev, qp, w, qp->qx_flush);
-	pthread_rwlock_unlock(&dev->pdt_lock);
 	if (ret)
 		qp->qx_err = ret;
 }
@@ -159,7 +157,7 @@ static void qx_start(struct ibv_qp_ex *qx)
 {
 	struct ernic_qp *qp = qx_to_eqp(qx);
 
-	pthread_mutex_lock(&qp->sq_lock);
+	pthread_spin_lock(&qp->sq_lock);
 	qp->qx_start = qp->sq_pi;
 	qp->qx.pending = false;
 	qp->qx_err = ernic_sq_state(qp, &qp->qx_flush);
@@ -180,7 +178,7 @@ static int qx_complete(struct ibv_qp_ex *qx)
 	} else if (qp->sq_pi != qp->qx_start && !qp->qx_flush) {
 		ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
 	}
-	pthread_mutex_unlock(&qp->sq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
 	return ret;
 }
 
@@ -192,7 +190,7 @@ static void qx_abort(struct ibv_qp_ex *qx)
 	ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->qx_start,
 			 qp->sq_pi);
 	qp->sq_pi = qp->qx_start;
-	pthread_mutex_unlock(&qp->sq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
 }
 
 void ernic_qp_ex_init(struct ernic_qp *qp, uint64_t flags)

@@ -48,7 +48,9 @@ static uint32_t rwqe_budget(const struct ernic_qp *qp, uint32_t len)
 
 	if (!pmtu)
 		pmtu = 256;	/* before RTR: the smallest, never too few */
-	return len ? (uint32_t)(((uint64_t)len + pmtu - 1) / pmtu) : 1;
+	/* path MTUs are powers of 2 */
+	return len ? (uint32_t)(((uint64_t)len + pmtu - 1) >>
+				__builtin_ctz(pmtu)) : 1;
 }
 
 /* Publish the grant: elements up to rq_done + what posted receives may
@@ -86,11 +88,11 @@ void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
 
 /* Check one receive request and queue it; on error nothing is queued.
  * Its non-empty SGEs are translated now: one is the buffer, several a
- * scatter list (ernic_recv_scatter). Caller holds rq_lock, pdt_lock. */
+ * scatter list (ernic_recv_scatter). Caller holds rq_lock. */
 static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		    const struct ibv_recv_wr *wr)
 {
-	const uint32_t next = (qp->rwqe_pi + 1) % qp->rwqe_depth;
+	const uint32_t next = ernic_ring_next(qp->rwqe_pi, qp->rwqe_depth);
 	struct ernic_rwqe r = { .wr_id = wr->wr_id };
 	struct ernic_rsg *sg;
 	uint64_t sum = 0;
@@ -145,7 +147,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t credit0;
 	int ret = 0;
 
-	pthread_mutex_lock(&qp->rq_lock);
+	pthread_spin_lock(&qp->rq_lock);
 	credit0 = qp->rq_credit;
 	/* IBTA: receive requests may be posted from INIT on; in error they
 	 * are flushed by poll_cq. */
@@ -154,13 +156,11 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 				   qp->idx);
 		goto out;
 	}
-	pthread_rwlock_rdlock(&dev->pdt_lock);
 	for (; wr; wr = wr->next) {
 		ret = post_one(dev, qp, wr);
 		if (ret)
 			break;
 	}
-	pthread_rwlock_unlock(&dev->pdt_lock);
 	if (qp->rq_credit != credit0) {
 		ernic_db_store(dev->acc,
 			       &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
@@ -168,7 +168,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		rq_grant(dev, qp);
 	}
 out:
-	pthread_mutex_unlock(&qp->rq_lock);
+	pthread_spin_unlock(&qp->rq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
@@ -225,7 +225,7 @@ static bool rq_pointers(const struct rx_view *v, const struct ernic_qp *qp,
 	*wp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_WPTR / 4]);
 	*iwp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_IMMQ_WPTR / 4]);
 	return *wp < v->depth && *iwp < v->depth &&
-	       (*wp + v->depth - qp->rq_ci) % v->depth <=
+	       ernic_ring_dist(qp->rq_ci, *wp, v->depth) <=
 		       qp->rq_grant - qp->rq_done;
 }
 
@@ -417,12 +417,12 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	int32_t seen;
 
 	*solicited = false;
-	pthread_mutex_lock(&qp->rq_lock);
+	pthread_spin_lock(&qp->rq_lock);
 	start = qp->rq_ci;
 	rx_view_init(dev, qp, &v);
 	if (!rq_pointers(&v, qp, &wp, &iwp) || atomic_load(&qp->err)) {
 		/* poll_cq reports what is wrong */
-		pthread_mutex_unlock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->rq_lock);
 		return true;
 	}
 	while (qp->rq_ci != wp && qp->rwqe_ci != qp->rwqe_pi) {
@@ -443,7 +443,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		rq_grant(dev, qp);
 	if (qp->rwqe_ci == qp->rwqe_pi) {
 		/* Nothing to complete into: a later pass announces these. */
-		pthread_mutex_unlock(&qp->rq_lock);
+		pthread_spin_unlock(&qp->rq_lock);
 		return false;
 	}
 	/* Elements [rq_ci, wp) wait for poll_cq; the head is what stopped
@@ -464,7 +464,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (iwp != qp->immq_ev_wp && iwp != qp->immq_ci)
 		fresh = true;
 	qp->immq_ev_wp = iwp;
-	pthread_mutex_unlock(&qp->rq_lock);
+	pthread_spin_unlock(&qp->rq_lock);
 	return fresh;
 }
 
@@ -481,9 +481,9 @@ static bool sq_settled(struct ernic_qp *qp)
 
 	if (qp->vqp.qp.send_cq != qp->vqp.qp.recv_cq)
 		return true;
-	pthread_mutex_lock(&qp->sq_lock);
+	pthread_spin_lock(&qp->sq_lock);
 	settled = qp->sq_flushing || qp->sq_ci == qp->sq_pi;
-	pthread_mutex_unlock(&qp->sq_lock);
+	pthread_spin_unlock(&qp->sq_lock);
 	return settled;
 }
 
@@ -494,6 +494,9 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	struct rx_view v;
 	int n = 0;
 
+	/* Nothing posted, nothing to report (data waits in the RQ). */
+	if (qp->rwqe_ci == qp->rwqe_pi)
+		return 0;
 	rx_view_init(dev, qp, &v);
 	/* Data waits in the RQ until a request is posted for it (the IP
 	 * RNR-NAKs once the RQ is full). */
@@ -522,7 +525,7 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		return n;
 	/* Waiting for data: flush if the QP is in error. */
 	if (!atomic_load(&qp->err) &&
-	    !ernic_qp_check_fatal(dev, qp, &qp->rq_check_ns))
+	    !ernic_qp_check_fatal(dev, qp, &qp->rq_watch))
 		return n;
 	if (!sq_settled(qp))
 		return n;

@@ -84,7 +84,7 @@ void ernic_sge_gather(struct ernic_dev *dev, struct ibv_pd *pd,
 
 		if (!sge[k].length)
 			continue;
-		/* ernic_sge_check passed under the same pdt_lock */
+		/* ernic_sge_check passed under the same QP lock */
 		if (ernic_mr_translate(dev, pd, sge[k].lkey, sge[k].addr,
 				       sge[k].length, false, NULL, &va))
 			continue;
@@ -104,7 +104,6 @@ enum ibv_wc_status ernic_read_scatter(struct ernic_dev *dev,
 	/* The SGEs were checked at post time; an MR deregistered since
 	 * then gets nothing (the kernel would have kept it pinned, but
 	 * writing through a stale lkey here could fault). */
-	pthread_rwlock_rdlock(&dev->pdt_lock);
 	for (uint32_t k = 0; k < qp->swqe[slot].nsg; k++) {
 		uint8_t *va;
 
@@ -119,7 +118,6 @@ enum ibv_wc_status ernic_read_scatter(struct ernic_dev *dev,
 		}
 		src += sg[k].length;
 	}
-	pthread_rwlock_unlock(&dev->pdt_lock);
 	return st;
 }
 

@@ -42,13 +42,6 @@ void ernic_dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
 	(void)dma;
 }
 
-int ernic_mr_translate(struct ernic_dev *dev, struct ibv_pd *pd, uint32_t lkey,
-		       uint64_t addr, uint64_t len, bool need_write,
-		       uint64_t *bus, uint8_t **va)
-{
-	return EINVAL;		/* no posts here */
-}
-
 /* ---- a device whose registers say what the input says ---- */
 
 struct fake_acc {
@@ -159,7 +152,7 @@ static void build(struct world *w, struct in *in)
 	w->dev->dbpool.va = wmem(w, 4 * ERNIC_DB_STRIDE);
 	w->ctx->dev = w->dev;
 	w->cq->vcq.cq.context = &w->ctx->ibv_ctx.context;
-	pthread_mutex_init(&w->cq->lock, NULL);
+	pthread_spin_init(&w->cq->lock, PTHREAD_PROCESS_PRIVATE);
 
 	qp->idx = QPN;
 	qp->sq_depth = DEPTH;
@@ -172,8 +165,8 @@ static void build(struct world *w, struct in *in)
 	if (!qp->swqe || !qp->rwqe)
 		abort();
 	qp->cap.max_recv_sge = qp->cap.max_send_sge = 1;
-	pthread_mutex_init(&qp->sq_lock, NULL);
-	pthread_mutex_init(&qp->rq_lock, NULL);
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	atomic_init(&qp->dp_state, (flags & 1) ? IBV_QPS_ERR : IBV_QPS_RTS);
 	atomic_init(&qp->err, (flags & 1) != 0);
 	atomic_init(&qp->pmtu, 256u << (take(in, 1) % 5));
@@ -308,9 +301,9 @@ static void teardown(struct world *w)
 {
 	for (unsigned int k = 0; k < w->nmaps; k++)
 		munmap(w->maps[k], w->map_lens[k]);
-	pthread_mutex_destroy(&w->qp->sq_lock);
-	pthread_mutex_destroy(&w->qp->rq_lock);
-	pthread_mutex_destroy(&w->cq->lock);
+	pthread_spin_destroy(&w->qp->sq_lock);
+	pthread_spin_destroy(&w->qp->rq_lock);
+	pthread_spin_destroy(&w->cq->lock);
 	free(w->qp->swqe);
 	free(w->qp->rwqe);
 	free(w->qp);
