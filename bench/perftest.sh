@@ -19,6 +19,7 @@
 #   stream and gso datagrams are BENCH_MTU + 16 bytes, 4112 without it)
 #   BENCH_UDP_SECONDS (per raw-UDP stream, default 3)
 #   BENCH_UDP_ITERS (pingpong round trips, default 20000)
+#   BENCH_FASTPATH=0 leaves out the callgrind counts (bench/fastpath.sh)
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh" ernic-udp-base # run_pair: server, client, timeouts
 need_cmds ib_write_bw ib_send_bw ib_read_bw ib_write_lat ib_send_lat ib_read_lat ss
@@ -128,13 +129,17 @@ bench ib_write_lat 2 "$lat_iters" lat
 bench ib_send_lat 2 "$lat_iters" lat
 bench ib_read_lat 2 "$lat_iters" lat
 
-# ---- fast path instruction counts (callgrind): NOT YET WRITTEN ----
-# Another change adds this section here: instructions per verb on the
-# provider's fast path, counted by callgrind on these devices, printed
-# under the table. It runs after the last perftest pair, while the
-# devices exist; its failures count in $errors like the others.
+# ---- fast path instruction counts (callgrind) ----
+# bench/fastpath.sh on these devices, under the table (a few minutes;
+# BENCH_FASTPATH=0 leaves it out). Its failure counts in $errors.
 fastpath_counts() {
-	:
+	[ "${BENCH_FASTPATH:-1}" != 0 ] || return 0
+	if ! command -v valgrind >/dev/null; then
+		echo "fast path counts left out: valgrind is not installed"
+		return 0
+	fi
+	FASTPATH_DEVS="bench0 bench1" bash bench/fastpath.sh ||
+		errors=$((errors + 1))
 }
 
 echo

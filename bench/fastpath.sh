@@ -1,0 +1,82 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Instructions per verb on the provider's fast path, counted by callgrind
+# on bench/fastpath.c over two software ERNICs: a signaled RDMA WRITE
+# post_send, a successful poll_cq, an empty poll_cq (with 0 and
+# FASTPATH_IDLE idle QPs on the CQ) and a post_recv.
+#
+# Only the verb's own call tree is counted (--toggle-collect), less what
+# the model does inside it: on a software device a register access is a
+# call into the model, on hardware one load or store. Each figure is the
+# count over FASTPATH_N calls divided by FASTPATH_N; symbols are bound at
+# load (LD_BIND_NOW), so first calls cost little more than the rest.
+# Numbers, not a verdict. Root (device nodes); needs valgrind.
+#   FASTPATH_N (default 5000)  FASTPATH_IDLE (default 16)
+#   FASTPATH_SAVE=DIR keeps callgrind's files there (callgrind_annotate)
+#   FASTPATH_DEVS="A B": count on these two devices (already made, in the
+#   caller's overlay) instead of making fpath0 and fpath1
+# shellcheck source=SCRIPTDIR/lib.sh
+source "$(dirname "$0")/lib.sh" ernic-fastpath
+need_cmds valgrind callgrind_annotate
+n=${FASTPATH_N:-5000} idle=${FASTPATH_IDLE:-16}
+prog=$(readlink -f "$build/bin/ernic-fastpath")
+
+if [ -n "${FASTPATH_DEVS:-}" ]; then
+	# Two devices the caller made (bench/perftest.sh), in its overlay.
+	read -r dev_a dev_b <<<"$FASTPATH_DEVS"
+else
+	export ERNIC_RUNDIR=$WORK/run
+	eval "$("$ERNICCTL" env)"
+	define_host b0 fpath0 127.0.0.2
+	define_host b1 fpath1 127.0.0.3
+	add_device b0 127.0.0.2
+	add_device b1 127.0.0.3
+	dev_a=fpath0 dev_b=fpath1
+fi
+
+# The model's entry points: what a register access costs on a software
+# device and not on hardware.
+model_fns=(ernic_model_reg_write ernic_model_reg_read)
+
+# count VERB MODE N IDLE: instructions collected in VERB, model excluded.
+count() {
+	local verb=$1 mode=$2 calls=$3 nidle=$4 out=$WORK/cg.$1.$2.$3.$4
+	LD_BIND_NOW=1 valgrind --tool=callgrind --callgrind-out-file="$out" \
+		--collect-atstart=no --toggle-collect="$verb" \
+		"$prog" -a "$dev_a" -b "$dev_b" -m "$mode" -n "$calls" \
+		-i "$nidle" >"$out.log" 2>&1 ||
+		fail "callgrind $mode run failed: $(tail -n 5 "$out.log")"
+	[ -z "${FASTPATH_SAVE:-}" ] || cp "$out" "$FASTPATH_SAVE/"
+	grep -q " miss=0 " "$out.log" ||
+		echo "warning: $mode: $(grep -o 'miss=[0-9]*' "$out.log") polls found nothing" >&2
+	callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$out" 2>/dev/null |
+		awk -v fns="${model_fns[*]}" '
+		BEGIN { split(fns, f, " "); for (k in f) want[f[k]] = 1 }
+		/PROGRAM TOTALS/ { gsub(",", "", $1); total = $1 }
+		{ for (k in want) if ($0 ~ ("[:*] *" k " ")) {
+			v = $1; gsub(",", "", v); model += v } }
+		END { printf "%d\n", total - model }'
+}
+
+# per_call VERB MODE IDLE: count / N.
+per_call() {
+	local c
+	c=$(count "$1" "$2" "$n" "$3")
+	awk -v c="$c" -v n="$n" 'BEGIN { printf "%.0f", c / n }'
+}
+
+echo "counting (callgrind, N=$n calls per row) ..." >&2
+rows=(
+	"post_send, signaled 64 B WRITE|$(per_call ernic_post_send send 0)|200"
+	"poll_cq, one completion|$(per_call ernic_poll_cq poll 0)|150"
+	"poll_cq, empty|$(per_call ernic_poll_cq empty 0)|60"
+	"poll_cq, empty, $idle idle QPs|$(per_call ernic_poll_cq empty "$idle")|60"
+	"post_recv|$(per_call ernic_post_recv recv 0)|100"
+)
+echo
+echo "provider fast path, instructions per call (callgrind, model excluded)"
+printf '%-34s %8s %6s\n' verb instr goal
+for r in "${rows[@]}"; do
+	IFS='|' read -r what v goal <<<"$r"
+	printf '%-34s %8s %6s\n' "$what" "$v" "$goal"
+done
