@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The ERNIC model's engine thread: the QP manager's arbitration over
- * doorbells (PG332 ch.2 "QP Manager"), the timers of the response
- * handler, and the RX port. Sleeps in poll() on the port and an eventfd
- * whenever there is nothing to do, so an idle device costs no CPU.
+ * The ERNIC model's engine: the QP manager's arbitration over doorbells
+ * (PG332 ch.2 "QP Manager"), the timers of the response handler, and the
+ * RX port, one pass at a time (eng_run_once); its thread and the
+ * doorbells that reach it are in engine_thread.c.
  */
 #include <endian.h>
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -284,9 +285,9 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 	q->cq_pi = eng_qreg(e->m, i, ERNIC_CQHEAD) & 0xFFFF;
 }
 
-/* Follow QPCONF.QP_EN: an enable edge starts the QP afresh from its
- * registers, a disable forgets it. Lock held. */
-static bool qp_sync(struct eng *e, uint32_t i)
+/* An enable edge starts the QP afresh from its registers, a disable
+ * forgets it. */
+bool eng_qp_sync(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
 	bool en = eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN;
@@ -302,34 +303,6 @@ static bool qp_sync(struct eng *e, uint32_t i)
 				ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
 	}
 	return en && !q->fatal;
-}
-
-void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
-{
-	if (off < ERNIC_QP_BASE || !qp || qp > ERNIC_C_NUM_QP_MAX)
-		return;
-	switch ((off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE) {
-	case ERNIC_QPCONF:
-		/* Synchronous: after software disables a QP the engine
-		 * must not write its queues any more. */
-		pthread_mutex_lock(&e->lock);
-		qp_sync(e, qp);
-		pthread_mutex_unlock(&e->lock);
-		break;
-	case ERNIC_SQPI:
-	case ERNIC_RQCI:
-		break;
-	default:
-		return;
-	}
-	atomic_fetch_or(&e->dirty[qp / 64], UINT64_C(1) << (qp % 64));
-	if (atomic_load(&e->sleeping)) {
-		uint64_t one = 1;
-
-		if (write(e->wake_fd, &one, sizeof(one)) < 0) {
-			/* counter saturated: the thread is awake anyway */
-		}
-	}
 }
 
 /* A free hold slot, its queue allocated, or NULL. */
@@ -445,9 +418,7 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 	return next;
 }
 
-/* One pass over everything: held packets, RX, doorbells, timers. Returns
- * the next timer deadline (0 = none) and whether work remains. */
-static uint64_t run_once(struct eng *e, bool *busy)
+uint64_t eng_run_once(struct eng *e, bool *busy)
 {
 	struct ernic_model *m = e->m;
 	uint64_t next = 0, now = eng_now(e), t;
@@ -493,10 +464,10 @@ static uint64_t run_once(struct eng *e, bool *busy)
 	for (int w = 0; w < 4; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
-	if (qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
+	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
 		*busy = true;
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {
-		if (!qp_sync(e, i) || !enabled)
+		if (!eng_qp_sync(e, i) || !enabled)
 			continue;
 		if (eng_tx_pump(e, i))
 			*busy = true;
@@ -511,105 +482,6 @@ static uint64_t run_once(struct eng *e, bool *busy)
 	}
 	pthread_mutex_unlock(&e->lock);
 	return next;
-}
-
-static bool any_dirty(struct eng *e)
-{
-	for (int w = 0; w < 4; w++)
-		if (atomic_load(&e->dirty[w]))
-			return true;
-	return false;
-}
-
-/*
- * The IP runs beside the CPU; here it shares it with applications that
- * busy-poll (perftest spins on its CQ or buffer). The lowest real-time
- * priority lets a packet preempt a spinner at once instead of after a
- * time slice. But an engine with work all the time would, at that
- * priority, keep ordinary threads off its CPU for most of a second (RT
- * throttling gives them the last 5% of each): the applications it
- * serves and, on a busy host, the process that is another device's wire,
- * whose peers then time out with nothing lost. So an engine that kept
- * its CPU for more than ENG_RT_BUSY_PCT of a period steps aside for
- * ENG_RT_PAUSE_NS, as a NIC that is briefly slower would. Without the
- * privilege it is an ordinary thread and never pauses.
- */
-#define ENG_RT_PERIOD_NS 10000000u
-#define ENG_RT_PAUSE_NS 1000000u
-#define ENG_RT_BUSY_PCT 95u
-
-struct eng_rt {
-	bool on;
-	uint64_t start, cpu;	/* the period's start: wall clock, CPU time */
-};
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void rt_govern(struct eng_rt *rt)
-{
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), cpu;
-	const struct timespec pause = { .tv_nsec = ENG_RT_PAUSE_NS };
-
-	if (!rt->on || now - rt->start < ENG_RT_PERIOD_NS)
-		return;
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	if ((cpu - rt->cpu) * 100 > (now - rt->start) * ENG_RT_BUSY_PCT) {
-		nanosleep(&pause, NULL);
-		now = clock_ns(CLOCK_MONOTONIC);
-	}
-	rt->start = now;
-	rt->cpu = cpu;
-}
-
-static void *eng_main(void *arg)
-{
-	struct eng *e = arg;
-	struct sched_param sp = { .sched_priority = 1 };
-	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
-			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
-
-	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	while (!atomic_load(&e->stop)) {
-		struct pollfd pfd[2] = {
-			{ .fd = model_wire_fd(e->wire), .events = POLLIN },
-			{ .fd = e->wake_fd, .events = POLLIN },
-		};
-		bool busy;
-		uint64_t next;
-
-		rt_govern(&rt);
-		next = run_once(e, &busy);
-		struct timespec ts, *tsp = NULL;
-
-		if (busy)
-			continue;
-		if (next) {
-			uint64_t now = eng_now(e), d = next > now ? next - now : 0;
-
-			ts.tv_sec = (time_t)(d / 1000000000u);
-			ts.tv_nsec = (long)(d % 1000000000u);
-			tsp = &ts;
-		}
-		/* Dekker with eng_reg_written: announce sleep, then look. */
-		atomic_store(&e->sleeping, 1);
-		if (!any_dirty(e) && !atomic_load(&e->stop))
-			ppoll(pfd, 2, tsp, NULL);
-		atomic_store(&e->sleeping, 0);
-		if (pfd[1].revents & POLLIN) {
-			uint64_t v;
-
-			if (read(e->wake_fd, &v, sizeof(v)) < 0) {
-				/* EAGAIN: another wake consumed it */
-			}
-		}
-	}
-	return NULL;
 }
 
 /* The engine on port w (which it owns from here on), with or without
@@ -635,19 +507,21 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	e->local.dport = ROCE_UDP_PORT;
 	e->frame = conf->wire == ERNIC_WIRE_FRAME;
 	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (e->wake_fd < 0) {
+	e->timer_fd = timerfd_create(CLOCK_MONOTONIC,
+				     TFD_CLOEXEC | TFD_NONBLOCK);
+	if (e->wake_fd < 0 || e->timer_fd < 0) {
 		rc = errno;
-		snprintf(err, errlen, "model: eventfd: %s", strerror(rc));
-		goto err_wire;
+		snprintf(err, errlen, "model: %s: %s",
+			 e->wake_fd < 0 ? "eventfd" : "timerfd", strerror(rc));
+		goto err_fds;
 	}
 	rc = model_mutex_init(&e->lock);
 	if (rc) {
 		snprintf(err, errlen, "model: mutex: %s", strerror(rc));
-		close(e->wake_fd);
-		goto err_wire;
+		goto err_fds;
 	}
 	if (thread) {
-		rc = pthread_create(&e->thread, NULL, eng_main, e);
+		rc = pthread_create(&e->thread, NULL, eng_thread_main, e);
 		if (rc) {
 			snprintf(err, errlen, "model: engine thread: %s",
 				 strerror(rc));
@@ -660,8 +534,11 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 
 err_fd:
 	pthread_mutex_destroy(&e->lock);
-	close(e->wake_fd);
-err_wire:
+err_fds:
+	if (e->wake_fd >= 0)
+		close(e->wake_fd);
+	if (e->timer_fd >= 0)
+		close(e->timer_fd);
 	model_wire_close(e->wire);
 	free(e);
 	return rc;
@@ -721,7 +598,7 @@ void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 uint64_t ernic_model_step(struct ernic_model *m, bool *busy)
 {
 	*busy = false;
-	return m->eng ? run_once(m->eng, busy) : 0;
+	return m->eng ? eng_run_once(m->eng, busy) : 0;
 }
 
 void eng_destroy(struct eng *e)
@@ -741,6 +618,7 @@ void eng_destroy(struct eng *e)
 		free(e->hold[k].q);
 	pthread_mutex_destroy(&e->lock);
 	close(e->wake_fd);
+	close(e->timer_fd);
 	model_wire_close(e->wire);
 	free(e);
 }

@@ -154,6 +154,11 @@ struct eng {
 	pthread_t thread;
 	bool running;
 	int wake_fd;			/* eventfd */
+	/* A timer for the thread, set by doorbells that sent from their
+	 * own thread while it slept (tx_inline), and the deadline it is
+	 * set to (0: none); under lock. */
+	int timer_fd;
+	uint64_t timer_at;
 	atomic_int sleeping;
 	atomic_bool stop;
 	/* QPs with a doorbell or configuration change to look at */
@@ -221,6 +226,15 @@ void eng_complete_head(struct eng *e, uint32_t i);
 void eng_statqp(struct eng *e, uint32_t i);
 /* Reset the engine's view of QP i (QP enable edge, deletion). */
 void eng_qp_reset(struct eng *e, uint32_t i);
+/* Follow QPCONF.QP_EN for QP i; true when it is enabled and not FATAL.
+ * Lock held. */
+bool eng_qp_sync(struct eng *e, uint32_t i);
+/* One pass over everything: held packets, RX, doorbells, timers. Returns
+ * the next timer deadline (0 = none) and whether work remains. */
+uint64_t eng_run_once(struct eng *e, bool *busy);
+
+/* ---- engine_thread.c: the engine's thread ---- */
+void *eng_thread_main(void *arg);
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ERNIC_PSN_MASK;

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine's thread, and the doorbells that reach it. The thread
+ * sleeps in poll() on the port, an eventfd and a timerfd whenever there
+ * is nothing to do, so an idle device costs no CPU. An SQ doorbell sends
+ * its packets from the thread that rang it when it can (tx_inline): no
+ * thread handoff on the way out.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine_priv.h"
+
+static void eng_wake(struct eng *e)
+{
+	uint64_t one = 1;
+
+	if (write(e->wake_fd, &one, sizeof(one)) < 0) {
+		/* counter saturated: the thread is awake anyway */
+	}
+}
+
+/* Wake the thread at `at` (eng_now's clock) unless it is already set to
+ * wake by then: the thread may sleep without knowing of a timer that a
+ * doorbell's own thread armed. Lock held. */
+static void timer_arm(struct eng *e, uint64_t at)
+{
+	struct itimerspec its = { 0 };
+
+	if (e->timer_at && e->timer_at <= at)
+		return;
+	its.it_value.tv_sec = (time_t)(at / 1000000000u);
+	its.it_value.tv_nsec = (long)(at % 1000000000u);
+	if (!timerfd_settime(e->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		e->timer_at = at;
+}
+
+/*
+ * Run to completion: an SQ doorbell's packets leave from the thread that
+ * rang it, when the engine is free, instead of after a wakeup of the
+ * engine thread (which costs more than a small message's round trip).
+ * Only with an engine thread on the real clock (tests that step the
+ * engine or set its clock keep every packet to their steps), and only
+ * for work that fits one pump; the QP's retransmission timers are handed
+ * to the thread through its timerfd. Returns true when it sent
+ * everything due.
+ */
+static bool tx_inline(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+	bool done = false;
+
+	/* QP1's MADs go through their own pump, in the thread. */
+	if (i < ERNIC_FIRST_RC_QP || !e->running || e->m->clock ||
+	    pthread_mutex_trylock(&e->lock))
+		return false;
+	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
+	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
+		if (q->rnr_at)
+			timer_arm(e, q->rnr_at);
+		if (q->rto_at)
+			timer_arm(e, q->rto_at);
+		done = true;
+	}
+	pthread_mutex_unlock(&e->lock);
+	return done;
+}
+
+void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
+{
+	if (off < ERNIC_QP_BASE || !qp || qp > ERNIC_C_NUM_QP_MAX)
+		return;
+	switch ((off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE) {
+	case ERNIC_QPCONF:
+		/* Synchronous: after software disables a QP the engine
+		 * must not write its queues any more. */
+		pthread_mutex_lock(&e->lock);
+		eng_qp_sync(e, qp);
+		pthread_mutex_unlock(&e->lock);
+		break;
+	case ERNIC_SQPI:
+		if (tx_inline(e, qp))
+			return;
+		break;
+	case ERNIC_RQCI:
+		break;
+	default:
+		return;
+	}
+	/* Dekker with eng_thread_main: the thread, about to sleep, sees
+	 * the QP dirty and makes another pass, or it sleeps and is seen
+	 * asleep. */
+	atomic_fetch_or(&e->dirty[qp / 64], UINT64_C(1) << (qp % 64));
+	if (atomic_load(&e->sleeping))
+		eng_wake(e);
+}
+
+static bool any_dirty(struct eng *e)
+{
+	for (int w = 0; w < 4; w++)
+		if (atomic_load(&e->dirty[w]))
+			return true;
+	return false;
+}
+
+/*
+ * The IP runs beside the CPU; here it shares it with applications that
+ * busy-poll (perftest spins on its CQ or buffer). The lowest real-time
+ * priority lets a packet preempt a spinner at once instead of after a
+ * time slice. But an engine with work all the time would, at that
+ * priority, keep ordinary threads off its CPU for most of a second (RT
+ * throttling gives them the last 5% of each): the applications it
+ * serves and, on a busy host, the process that is another device's wire,
+ * whose peers then time out with nothing lost. So an engine that kept
+ * its CPU for more than ENG_RT_BUSY_PCT of a period steps aside for
+ * ENG_RT_PAUSE_NS, as a NIC that is briefly slower would. Without the
+ * privilege it is an ordinary thread and never pauses.
+ */
+#define ENG_RT_PERIOD_NS 10000000u
+#define ENG_RT_PAUSE_NS 1000000u
+#define ENG_RT_BUSY_PCT 95u
+
+struct eng_rt {
+	bool on;
+	uint64_t start, cpu;	/* the period's start: wall clock, CPU time */
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void rt_govern(struct eng_rt *rt)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), cpu;
+	const struct timespec pause = { .tv_nsec = ENG_RT_PAUSE_NS };
+
+	if (!rt->on || now - rt->start < ENG_RT_PERIOD_NS)
+		return;
+	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if ((cpu - rt->cpu) * 100 > (now - rt->start) * ENG_RT_BUSY_PCT) {
+		nanosleep(&pause, NULL);
+		now = clock_ns(CLOCK_MONOTONIC);
+	}
+	rt->start = now;
+	rt->cpu = cpu;
+}
+
+void *eng_thread_main(void *arg)
+{
+	struct eng *e = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
+			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
+
+	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	while (!atomic_load(&e->stop)) {
+		struct pollfd pfd[3] = {
+			{ .fd = model_wire_fd(e->wire), .events = POLLIN },
+			{ .fd = e->wake_fd, .events = POLLIN },
+			{ .fd = e->timer_fd, .events = POLLIN },
+		};
+		bool busy;
+		uint64_t next;
+
+		rt_govern(&rt);
+		next = eng_run_once(e, &busy);
+		struct timespec ts, *tsp = NULL;
+
+		if (busy)
+			continue;
+		if (next) {
+			uint64_t now = eng_now(e), d = next > now ? next - now : 0;
+
+			ts.tv_sec = (time_t)(d / 1000000000u);
+			ts.tv_nsec = (long)(d % 1000000000u);
+			tsp = &ts;
+		}
+		/* Dekker with eng_reg_written: announce sleep, then look. */
+		atomic_store(&e->sleeping, 1);
+		if (!any_dirty(e) && !atomic_load(&e->stop))
+			ppoll(pfd, 3, tsp, NULL);
+		atomic_store(&e->sleeping, 0);
+		if (pfd[2].revents & POLLIN) {
+			uint64_t v;
+
+			/* The pass after this one sees every timer. */
+			if (read(e->timer_fd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: re-armed for later meanwhile */
+			}
+			pthread_mutex_lock(&e->lock);
+			e->timer_at = 0;
+			pthread_mutex_unlock(&e->lock);
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t v;
+
+			if (read(e->wake_fd, &v, sizeof(v)) < 0) {
+				/* EAGAIN: another wake consumed it */
+			}
+		}
+	}
+	return NULL;
+}
+
