@@ -132,12 +132,9 @@ struct ernic_mr {
 
 struct ernic_qp;
 
-/* A QP whose completions an ibv_cq reports. */
+/* What of a QP's completions an ibv_cq reports. */
 enum { ERNIC_CQ_SEND = 1, ERNIC_CQ_RECV = 2 };
-struct ernic_cq_ent {
-	struct ernic_qp *qp;
-	uint32_t roles;			/* ERNIC_CQ_SEND / _RECV */
-};
+#define ERNIC_CQ_WORDS ((ERNIC_C_NUM_QP_MAX + 1 + 63) / 64)
 
 enum { ERNIC_ARM_ALL = 1, ERNIC_ARM_SOLICITED = 2 };
 
@@ -147,9 +144,17 @@ struct ernic_cq {
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */
 	int nqp;			/* QPs using it, under dev->lock */
-	pthread_spinlock_t lock;	/* ents, nents, cursor */
-	uint32_t nents, cursor;
-	struct ernic_cq_ent ents[ERNIC_C_NUM_QP_MAX];
+	pthread_spinlock_t lock;	/* qps, roles, cursor */
+	/* The QPs reporting here, by QP number, and in which role. */
+	struct ernic_qp *qps[ERNIC_C_NUM_QP_MAX + 1];
+	uint8_t roles[ERNIC_C_NUM_QP_MAX + 1];
+	/* Which of them may have something to report, per role (send 0,
+	 * receive 1): bit n is set by post_send / post_recv of QP n under
+	 * its sq_lock / rq_lock, and cleared by poll_cq under the same lock
+	 * once nothing is outstanding there. An empty poll looks at these
+	 * words, not at every QP (ernic_cq_busy). */
+	_Atomic uint64_t active[2][ERNIC_CQ_WORDS];
+	uint32_t cursor;		/* QP number looked at first */
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
 
@@ -643,6 +648,16 @@ int ernic_refuse(int err, const char *fmt, ...)
 static inline uint32_t ernic_ring_next(uint32_t i, uint32_t depth)
 {
 	return i + 1 == depth ? 0 : i + 1;
+}
+
+/* QP qpn may have completions for cq in role ERNIC_CQ_SEND or _RECV.
+ * Caller holds the QP's sq_lock or rq_lock. */
+static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
+				 uint32_t qpn)
+{
+	atomic_fetch_or_explicit(&cq->active[role - 1][qpn / 64],
+				 UINT64_C(1) << (qpn % 64),
+				 memory_order_relaxed);
 }
 
 /* Slots from a forward to b in a ring of depth slots (a, b < depth). */

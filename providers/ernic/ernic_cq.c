@@ -163,31 +163,20 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 
 void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 {
-	uint32_t k;
-
 	pthread_spin_lock(&cq->lock);
-	for (k = 0; k < cq->nents && cq->ents[k].qp != qp; k++)
-		;
-	/* At most one entry per QP, and a device has fewer QPs than ents. */
-	if (k == cq->nents) {
-		cq->ents[k].qp = qp;
-		cq->ents[k].roles = 0;
-		cq->nents++;
-	}
-	cq->ents[k].roles |= roles;
+	cq->qps[qp->idx] = qp;
+	cq->roles[qp->idx] |= (uint8_t)roles;
 	pthread_spin_unlock(&cq->lock);
 }
 
 void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 {
+	const uint64_t bit = UINT64_C(1) << (qp->idx % 64);
+
 	pthread_spin_lock(&cq->lock);
-	for (uint32_t k = 0; k < cq->nents; k++) {
-		if (cq->ents[k].qp != qp)
-			continue;
-		cq->ents[k] = cq->ents[--cq->nents];
-		break;
-	}
-	if (cq->cursor >= cq->nents)
-		cq->cursor = 0;
+	cq->qps[qp->idx] = NULL;
+	cq->roles[qp->idx] = 0;
+	for (int r = 0; r < 2; r++)
+		atomic_fetch_and(&cq->active[r][qp->idx / 64], ~bit);
 	pthread_spin_unlock(&cq->lock);
 }

@@ -245,33 +245,85 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	return n;
 }
 
+/* QP qpn's part of a poll, in the roles whose bits are set in busy;
+ * a queue found idle leaves the CQ's active set. Caller holds cq->lock. */
+static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
+		   unsigned int busy, struct ibv_wc *wc, int max)
+{
+	struct ernic_qp *qp = cq->qps[qpn];
+	const uint64_t bit = UINT64_C(1) << (qpn % 64);
+	int n = 0;
+
+	if (!qp)
+		return 0;
+	if ((busy & ERNIC_CQ_SEND) && (cq->roles[qpn] & ERNIC_CQ_SEND)) {
+		pthread_spin_lock(&qp->sq_lock);
+		if (qp->sq_ci != qp->sq_pi)
+			n += sq_poll(dev, qp, wc, max);
+		/* Nothing posted and unretired: nothing to report until the
+		 * next post (which sets the bit again, under this lock). */
+		if (qp->sq_ci == qp->sq_pi)
+			atomic_fetch_and_explicit(&cq->active[0][qpn / 64],
+						  ~bit, memory_order_relaxed);
+		pthread_spin_unlock(&qp->sq_lock);
+	}
+	if ((busy & ERNIC_CQ_RECV) && (cq->roles[qpn] & ERNIC_CQ_RECV) &&
+	    n < max) {
+		pthread_spin_lock(&qp->rq_lock);
+		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
+		if (qp->rwqe_ci == qp->rwqe_pi)
+			atomic_fetch_and_explicit(&cq->active[1][qpn / 64],
+						  ~bit, memory_order_relaxed);
+		pthread_spin_unlock(&qp->rq_lock);
+	}
+	return n;
+}
+
 int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
-	const uint32_t count = cq->nents, start = cq->cursor;
+	const uint32_t w0 = cq->cursor / 64, b0 = cq->cursor % 64;
+	uint64_t s[ERNIC_CQ_WORDS], r[ERNIC_CQ_WORDS], all = 0;
+	uint32_t first = UINT32_MAX;
 	int n = 0;
 
-	for (uint32_t k = 0, e = start; k < count && n < ne;
-	     k++, e = ernic_ring_next(e, count)) {
-		const struct ernic_cq_ent *ent = &cq->ents[e];
-		struct ernic_qp *qp = ent->qp;
+	/* Only QPs with something outstanding are looked at: nothing at all
+	 * is an empty poll whatever the number of QPs. */
+	for (uint32_t w = 0; w < ERNIC_CQ_WORDS; w++) {
+		s[w] = atomic_load_explicit(&cq->active[0][w],
+					    memory_order_relaxed);
+		r[w] = atomic_load_explicit(&cq->active[1][w],
+					    memory_order_relaxed);
+		all |= s[w] | r[w];
+	}
+	if (!all)
+		return 0;
+	/* From the QP after the first one looked at last time, so that no
+	 * QP starves the others: the cursor's word first from its bit, the
+	 * other words, then the cursor's word below its bit. */
+	for (uint32_t k = 0; k <= ERNIC_CQ_WORDS && n < ne; k++) {
+		const uint32_t w = (w0 + k) % ERNIC_CQ_WORDS;
+		uint64_t any = s[w] | r[w];
 
-		if (ent->roles & ERNIC_CQ_SEND) {
-			pthread_spin_lock(&qp->sq_lock);
-			/* Nothing posted and unretired: nothing to report. */
-			if (qp->sq_ci != qp->sq_pi)
-				n += sq_poll(dev, qp, &wc[n], ne - n);
-			pthread_spin_unlock(&qp->sq_lock);
-		}
-		if ((ent->roles & ERNIC_CQ_RECV) && n < ne) {
-			pthread_spin_lock(&qp->rq_lock);
-			n += ernic_rq_poll(dev, qp, &wc[n], ne - n);
-			pthread_spin_unlock(&qp->rq_lock);
+		if (k == 0)
+			any &= ~UINT64_C(0) << b0;
+		else if (k == ERNIC_CQ_WORDS)
+			any &= (UINT64_C(1) << b0) - 1;
+		while (any && n < ne) {
+			const uint32_t b = (uint32_t)__builtin_ctzll(any);
+			const uint64_t bit = UINT64_C(1) << b;
+
+			any &= any - 1;
+			if (first == UINT32_MAX)
+				first = w * 64 + b;
+			n += qp_poll(dev, cq, w * 64 + b,
+				     ((s[w] & bit) ? ERNIC_CQ_SEND : 0) |
+					     ((r[w] & bit) ? ERNIC_CQ_RECV : 0),
+				     &wc[n], ne - n);
 		}
 	}
-	/* Start with the next QP next time: no QP starves the others. */
-	if (count)
-		cq->cursor = ernic_ring_next(start, count);
+	if (first != UINT32_MAX)
+		cq->cursor = (first + 1) % (ERNIC_CQ_WORDS * 64);
 	return n;
 }
 

@@ -712,8 +712,11 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 	}
 	/* One doorbell for everything this call queued. */
-	if (qp->sq_pi != start && !flush)
-		ernic_sq_doorbell(dev, qp);
+	if (qp->sq_pi != start) {
+		ernic_cq_busy(to_ecq(ibqp->send_cq), ERNIC_CQ_SEND, qp->idx);
+		if (!flush)
+			ernic_sq_doorbell(dev, qp);
+	}
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;

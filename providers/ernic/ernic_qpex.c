@@ -175,8 +175,11 @@ static int qx_complete(struct ibv_qp_ex *qx)
 		ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp,
 				 qp->qx_start, qp->sq_pi);
 		qp->sq_pi = qp->qx_start;
-	} else if (qp->sq_pi != qp->qx_start && !qp->qx_flush) {
-		ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
+	} else if (qp->sq_pi != qp->qx_start) {
+		ernic_cq_busy(to_ecq(qp->vqp.qp.send_cq), ERNIC_CQ_SEND,
+			      qp->idx);
+		if (!qp->qx_flush)
+			ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
 	}
 	pthread_spin_unlock(&qp->sq_lock);
 	return ret;

@@ -172,9 +172,10 @@ static void build(struct world *w, struct in *in)
 	atomic_init(&qp->pmtu, 256u << (take(in, 1) % 5));
 	qp->vqp.qp.send_cq = &w->cq->vcq.cq;
 	qp->vqp.qp.recv_cq = (flags & 2) ? NULL : &w->cq->vcq.cq;
-	w->cq->ents[0].qp = qp;
-	w->cq->ents[0].roles = ERNIC_CQ_SEND | ERNIC_CQ_RECV;
-	w->cq->nents = 1;
+	w->cq->qps[QPN] = qp;
+	w->cq->roles[QPN] = ERNIC_CQ_SEND | ERNIC_CQ_RECV;
+	ernic_cq_busy(w->cq, ERNIC_CQ_SEND, QPN);
+	ernic_cq_busy(w->cq, ERNIC_CQ_RECV, QPN);
 
 	/* posted receives, each buffer against a guard page */
 	w->nrecv = take(in, 1) % DEPTH;
