@@ -132,7 +132,9 @@ static void qp_connect(struct ibv_qp *qp, const struct side *s,
 					  IBV_QP_MAX_DEST_RD_ATOMIC |
 					  IBV_QP_MIN_RNR_TIMER))
 		die("modify_qp RTR: %s", strerror(errno));
-	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 14,
+	/* A 1 s transport timer: under valgrind everything is some 50
+	 * times slower, and 67 ms (14) ran out with nothing lost. */
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .timeout = 18,
 				  .retry_cnt = 7, .rnr_retry = 7,
 				  .max_rd_atomic = 1 };
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |

@@ -56,9 +56,10 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	struct eng_qp *q = &e->qp[i];
 	bool done = false;
 
-	/* QP1's MADs go through their own pump, in the thread. */
+	/* QP1's MADs go through their own pump, in the thread; an awake
+	 * thread sends for us at no cost (and in parallel with us). */
 	if (i < ERNIC_FIRST_RC_QP || !e->running || e->m->clock ||
-	    pthread_mutex_trylock(&e->lock))
+	    !atomic_load(&e->sleeping) || pthread_mutex_trylock(&e->lock))
 		return false;
 	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
 	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
