@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "datapath_util.h"
 
@@ -583,6 +584,49 @@ static void test_threads(void **state)
 	pair_down(&p);
 }
 
+/* A CQ looks only at QPs with something outstanding (ernic_poll.c):
+ * idle QPs on it hide nothing, an empty poll finds nothing, and two
+ * busy QPs take turns (each poll starts after the QP polled first last
+ * time). */
+static void test_cq_busy_qps(void **state)
+{
+	struct pair idle[6], p, q;
+	struct ibv_wc wc[1];
+	uint32_t seq[8];
+
+	for (int k = 0; k < 6; k++)
+		pair_up(&idle[k], 4, 4);
+	pair_up(&p, 16, 16);
+	pair_up(&q, 16, 16);
+	assert_int_equal(ibv_poll_cq(A.cq, 1, wc), 0);
+	for (uint64_t k = 0; k < 4; k++) {
+		post1(p.a, 100 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
+		      (uintptr_t)B.buf, B.mr->rkey, 0, IBV_SEND_SIGNALED);
+		post1(q.a, 200 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
+		      (uintptr_t)B.buf + 64, B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	}
+	usleep(300000);		/* all eight are acknowledged meanwhile */
+	for (int k = 0; k < 8; k++) {
+		assert_int_equal(poll_n(A.cq, wc, 1, WAIT_MS), 1);
+		assert_int_equal(wc[0].status, IBV_WC_SUCCESS);
+		seq[k] = wc[0].qp_num;
+		if (k)
+			assert_int_not_equal(seq[k], seq[k - 1]);
+	}
+	assert_int_equal(ibv_poll_cq(A.cq, 1, wc), 0);
+	assert_int_equal(ibv_poll_cq(B.cq, 1, wc), 0);
+	/* The newest QP on the CQ, after all that: seen at once. */
+	post1(q.a, 300, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	assert_int_equal(poll_n(A.cq, wc, 1, WAIT_MS), 1);
+	assert_int_equal(wc[0].wr_id, 300);
+	assert_int_equal(wc[0].qp_num, q.a->qp_num);
+	pair_down(&q);
+	pair_down(&p);
+	for (int k = 0; k < 6; k++)
+		pair_down(&idle[k]);
+}
+
 int dp_run_wire(void)
 {
 	const struct CMUnitTest wire[] = {
@@ -598,6 +642,7 @@ int dp_run_wire(void)
 					  dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_retry_exceeded, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_threads, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_cq_busy_qps, dp_qp_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("datapath_wire", wire,

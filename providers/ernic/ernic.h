@@ -134,7 +134,8 @@ struct ernic_qp;
 
 /* What of a QP's completions an ibv_cq reports. */
 enum { ERNIC_CQ_SEND = 1, ERNIC_CQ_RECV = 2 };
-#define ERNIC_CQ_WORDS ((ERNIC_C_NUM_QP_MAX + 1 + 63) / 64)
+/* A CQ's busy bitmap has a bit per RC QP: QP n is bit n - 2. */
+#define ERNIC_CQ_WORDS ((ERNIC_C_NUM_QP_MAX - ERNIC_FIRST_RC_QP + 1 + 63) / 64)
 
 enum { ERNIC_ARM_ALL = 1, ERNIC_ARM_SOLICITED = 2 };
 
@@ -154,7 +155,8 @@ struct ernic_cq {
 	 * once nothing is outstanding there. An empty poll looks at these
 	 * words, not at every QP (ernic_cq_busy). */
 	_Atomic uint64_t active[2][ERNIC_CQ_WORDS];
-	uint32_t cursor;		/* QP number looked at first */
+	uint32_t nwords;		/* of them the device's QPs need */
+	uint32_t cursor;		/* bit looked at first */
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
 
@@ -655,9 +657,10 @@ static inline uint32_t ernic_ring_next(uint32_t i, uint32_t depth)
 static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
 				 uint32_t qpn)
 {
-	atomic_fetch_or_explicit(&cq->active[role - 1][qpn / 64],
-				 UINT64_C(1) << (qpn % 64),
-				 memory_order_relaxed);
+	const uint32_t b = qpn - ERNIC_FIRST_RC_QP;
+
+	atomic_fetch_or_explicit(&cq->active[role - 1][b / 64],
+				 UINT64_C(1) << (b % 64), memory_order_relaxed);
 }
 
 /* Slots from a forward to b in a ring of depth slots (a, b < depth). */

@@ -63,6 +63,8 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
+	cq->nwords = (ctx_dev(context)->conf.c_num_qp - ERNIC_FIRST_RC_QP +
+		      1 + 63) / 64;
 	return cq;
 }
 
@@ -171,12 +173,13 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 
 void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 {
-	const uint64_t bit = UINT64_C(1) << (qp->idx % 64);
+	const uint32_t b = qp->idx - ERNIC_FIRST_RC_QP;
 
 	pthread_spin_lock(&cq->lock);
 	cq->qps[qp->idx] = NULL;
 	cq->roles[qp->idx] = 0;
 	for (int r = 0; r < 2; r++)
-		atomic_fetch_and(&cq->active[r][qp->idx / 64], ~bit);
+		atomic_fetch_and(&cq->active[r][b / 64],
+				 ~(UINT64_C(1) << (b % 64)));
 	pthread_spin_unlock(&cq->lock);
 }

@@ -251,7 +251,8 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 		   unsigned int busy, struct ibv_wc *wc, int max)
 {
 	struct ernic_qp *qp = cq->qps[qpn];
-	const uint64_t bit = UINT64_C(1) << (qpn % 64);
+	const uint32_t w = (qpn - ERNIC_FIRST_RC_QP) / 64;
+	const uint64_t bit = UINT64_C(1) << ((qpn - ERNIC_FIRST_RC_QP) % 64);
 	int n = 0;
 
 	if (!qp)
@@ -263,7 +264,7 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 		/* Nothing posted and unretired: nothing to report until the
 		 * next post (which sets the bit again, under this lock). */
 		if (qp->sq_ci == qp->sq_pi)
-			atomic_fetch_and_explicit(&cq->active[0][qpn / 64],
+			atomic_fetch_and_explicit(&cq->active[0][w],
 						  ~bit, memory_order_relaxed);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
@@ -272,7 +273,7 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 		pthread_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
-			atomic_fetch_and_explicit(&cq->active[1][qpn / 64],
+			atomic_fetch_and_explicit(&cq->active[1][w],
 						  ~bit, memory_order_relaxed);
 		pthread_spin_unlock(&qp->rq_lock);
 	}
@@ -282,6 +283,7 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	const uint32_t nw = cq->nwords;
 	const uint32_t w0 = cq->cursor / 64, b0 = cq->cursor % 64;
 	uint64_t s[ERNIC_CQ_WORDS], r[ERNIC_CQ_WORDS], all = 0;
 	uint32_t first = UINT32_MAX;
@@ -289,7 +291,7 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 
 	/* Only QPs with something outstanding are looked at: nothing at all
 	 * is an empty poll whatever the number of QPs. */
-	for (uint32_t w = 0; w < ERNIC_CQ_WORDS; w++) {
+	for (uint32_t w = 0; w < nw; w++) {
 		s[w] = atomic_load_explicit(&cq->active[0][w],
 					    memory_order_relaxed);
 		r[w] = atomic_load_explicit(&cq->active[1][w],
@@ -301,13 +303,13 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	/* From the QP after the first one looked at last time, so that no
 	 * QP starves the others: the cursor's word first from its bit, the
 	 * other words, then the cursor's word below its bit. */
-	for (uint32_t k = 0; k <= ERNIC_CQ_WORDS && n < ne; k++) {
-		const uint32_t w = (w0 + k) % ERNIC_CQ_WORDS;
+	for (uint32_t k = 0, w = w0; k <= nw && n < ne;
+	     k++, w = w + 1 == nw ? 0 : w + 1) {
 		uint64_t any = s[w] | r[w];
 
 		if (k == 0)
 			any &= ~UINT64_C(0) << b0;
-		else if (k == ERNIC_CQ_WORDS)
+		else if (k == nw)
 			any &= (UINT64_C(1) << b0) - 1;
 		while (any && n < ne) {
 			const uint32_t b = (uint32_t)__builtin_ctzll(any);
@@ -316,14 +318,14 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 			any &= any - 1;
 			if (first == UINT32_MAX)
 				first = w * 64 + b;
-			n += qp_poll(dev, cq, w * 64 + b,
+			n += qp_poll(dev, cq, w * 64 + b + ERNIC_FIRST_RC_QP,
 				     ((s[w] & bit) ? ERNIC_CQ_SEND : 0) |
 					     ((r[w] & bit) ? ERNIC_CQ_RECV : 0),
 				     &wc[n], ne - n);
 		}
 	}
 	if (first != UINT32_MAX)
-		cq->cursor = (first + 1) % (ERNIC_CQ_WORDS * 64);
+		cq->cursor = first + 1 < nw * 64 ? first + 1 : 0;
 	return n;
 }
 

@@ -174,6 +174,7 @@ static void build(struct world *w, struct in *in)
 	qp->vqp.qp.recv_cq = (flags & 2) ? NULL : &w->cq->vcq.cq;
 	w->cq->qps[QPN] = qp;
 	w->cq->roles[QPN] = ERNIC_CQ_SEND | ERNIC_CQ_RECV;
+	w->cq->nwords = 1;
 	ernic_cq_busy(w->cq, ERNIC_CQ_SEND, QPN);
 	ernic_cq_busy(w->cq, ERNIC_CQ_RECV, QPN);
 
