@@ -61,8 +61,11 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	if (i < ERNIC_FIRST_RC_QP || !e->running || e->m->clock ||
 	    !atomic_load(&e->sleeping) || pthread_mutex_trylock(&e->lock))
 		return false;
+	/* Only a QP with nothing outstanding: a message sent and answered
+	 * in turn (latency) gains the wakeup; a stream of them loses the
+	 * overlap with the engine thread (bandwidth, message rate). */
 	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
-	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
+	    eng_qp_sync(e, i) && !q->osq_n && !eng_tx_pump(e, i)) {
 		if (q->rnr_at)
 			timer_arm(e, q->rnr_at);
 		if (q->rto_at)
