@@ -177,7 +177,6 @@ static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
 			struct ibv_wc *wc)
 {
 	const struct ernic_swqe *sw = &qp->swqe[qp->sq_ci];
-
 	const uint32_t next = ernic_ring_next(qp->sq_ci, qp->sq_depth);
 
 	if (qp->bounce && qp->bounce[qp->sq_ci])
