@@ -276,6 +276,7 @@ int cm_send_req(struct cm_id *id, const struct cm_addr *to,
 	id->max_retries = req->max_cm_retries;
 	id->peer_response_ms = cm_timeout_ms(req->remote_cm_response_timeout);
 	id->state = CM_REQ_SENT;
+	id->no_listener_left = CM_NO_LISTENER_RETRIES;
 	return cm_send_msg(id, id->peer_response_ms +
 				    2 * cm_timeout_ms(CM_PACKET_LIFETIME));
 }
@@ -480,6 +481,21 @@ int cm_dev_tick(struct cm_dev *dev)
 			id->busy = false;
 			id->deadline = id->busy_timer ? t + id->busy_timer : 0;
 			continue;
+		}
+		if (id->no_listener_wait) {
+			id->no_listener_wait = false;
+			if (id->state == CM_REQ_SENT) {
+				/* not one of the REQ's retries: its timer
+				 * starts over */
+				dev->stats.no_listener_resends++;
+				id->deadline = t + id->timeout_ms;
+				if (cm_xmit(dev, &id->peer, id->msg) == EAGAIN) {
+					id->busy = true;
+					id->busy_timer = id->timeout_ms;
+					id->deadline = t + CM_BUSY_RETRY_MS;
+				}
+				continue;
+			}
 		}
 		if (id->state != CM_TIMEWAIT && id->state != CM_MRA_REQ_RCVD &&
 		    id->have_msg && id->retries_left) {

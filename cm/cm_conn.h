@@ -99,6 +99,15 @@ uint32_t cm_timeout_ms(uint8_t exponent);
 /* A send that finds QP1's send queue full (EAGAIN) is tried again this
  * soon, without using up one of the message's retries. */
 #define CM_BUSY_RETRY_MS 5u
+/*
+ * A REJ "invalid service ID" to our REQ is taken as "not listening yet"
+ * this many times: the REQ goes again after 1, 2, 4, ... ms (511 ms in
+ * all) before the consumer hears the REJ. A server may be between two
+ * listens on the port — perftest -R listens again right after the
+ * handshake on its first connection, and this CM's client, resolving
+ * locally, can be there first. Not one of the REQ's retries.
+ */
+#define CM_NO_LISTENER_RETRIES 9u
 
 struct cm_stats {
 	uint64_t rx, tx, tx_errors;
@@ -107,6 +116,7 @@ struct cm_stats {
 	uint64_t rx_dup;		/* duplicates answered again */
 	uint64_t rx_stale;		/* stale REQs rejected */
 	uint64_t retransmits;
+	uint64_t no_listener_resends;	/* REQs sent again after a REJ/8 */
 	uint64_t timeouts;
 };
 

@@ -29,6 +29,8 @@ struct cm_id {
 	uint32_t busy_timer;		/* the timer to start once it is out */
 	bool tw_event;			/* tell CM_EV_TIMEWAIT_EXIT */
 	uint8_t retries_left, max_retries;
+	uint8_t no_listener_left;	/* REJ/8s still taken as "not yet" */
+	bool no_listener_wait;		/* the deadline sends the REQ again */
 	uint32_t timeout_ms;		/* per retransmission */
 	uint32_t peer_response_ms;	/* the peer's CM response timeout */
 	uint64_t deadline;		/* 0: no timer */

@@ -267,6 +267,17 @@ static void recv_rej(struct cm_dev *dev, const struct cm_addr *from,
 		dev->stats.rx_unknown++;
 		return;
 	}
+	if (id->state == CM_REQ_SENT && !rej.local_comm_id &&
+	    rej.msg_rejected == CM_MSG_REQ &&
+	    rej.reason == IB_CM_REJ_INVALID_SERVICE_ID && id->no_listener_left) {
+		/* Nobody listens there yet: ask again a little later
+		 * (CM_NO_LISTENER_RETRIES; cm_dev_tick sends it). */
+		unsigned int n = CM_NO_LISTENER_RETRIES - id->no_listener_left--;
+
+		id->no_listener_wait = true;
+		id->deadline = cm_now(dev) + (1u << n);
+		return;
+	}
 	switch (id->state) {
 	case CM_REQ_SENT:
 	case CM_MRA_REQ_RCVD:

@@ -382,6 +382,7 @@ void h_stats_eq(int side, struct cm_stats want, const char *file, int line)
 	F(rx_stale);
 	F(retransmits);
 	F(timeouts);
+	F(no_listener_resends);
 #undef F
 	if (bad)
 		_fail(file, line);

@@ -155,6 +155,7 @@ static void test_no_listener(void **st)
 {
 	struct cm_req req = h_req(0);
 	struct cm_id *lis = h_listen(), *a;
+	uint8_t first[IB_MAD_SIZE];
 	const struct h_ev *e;
 	struct cm_rej rej;
 	uint32_t aid;
@@ -169,6 +170,21 @@ static void test_no_listener(void **st)
 	assert_int_equal(rej.local_comm_id, 0);
 	assert_int_equal(rej.remote_comm_id, aid);
 	assert_int_equal(rej.msg_rejected, CM_MSG_REQ);
+	memcpy(first, h_mad(0), IB_MAD_SIZE);
+	/* Taken as "not listening yet": the same REQ again after 1, 2, 4,
+	 * ... ms, and only the last REJ reaches the consumer. */
+	for (unsigned int k = 0; k < CM_NO_LISTENER_RETRIES; k++) {
+		assert_int_equal(A->nev, 0);
+		assert_int_equal(cm_id_state(a), CM_REQ_SENT);
+		h_advance((1u << k) - 1);
+		assert_string_equal(h_sent(), "");
+		h_advance(1);
+		h_run();
+		assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+		assert_memory_equal(h_mad(0), first, IB_MAD_SIZE);
+		assert_int_equal(cm_unpack_rej(h_mad(1), &rej), 0);
+		assert_int_equal(rej.remote_comm_id, aid);
+	}
 	assert_int_equal(A->nev, 1);
 	e = h_ev(SA, 0, CM_EV_REJ);
 	assert_ptr_equal(e->id, a);
@@ -176,8 +192,12 @@ static void test_no_listener(void **st)
 	assert_int_equal(cm_id_state(a), CM_TIMEWAIT);
 	assert_int_equal(B->nev, 0);
 	assert_int_equal(cm_id_state(lis), CM_LISTEN);
-	STATS_EQ(SA, .rx = 1, .tx = 1);
-	STATS_EQ(SB, .rx = 1, .tx = 1, .rx_unknown = 1);
+	STATS_EQ(SA, .rx = 1 + CM_NO_LISTENER_RETRIES,
+		 .tx = 1 + CM_NO_LISTENER_RETRIES,
+		 .no_listener_resends = CM_NO_LISTENER_RETRIES);
+	STATS_EQ(SB, .rx = 1 + CM_NO_LISTENER_RETRIES,
+		 .tx = 1 + CM_NO_LISTENER_RETRIES,
+		 .rx_unknown = 1 + CM_NO_LISTENER_RETRIES);
 
 	h_advance(T_TW - 1);
 	assert_int_equal(cm_id_state(a), CM_TIMEWAIT);
@@ -188,7 +208,10 @@ static void test_no_listener(void **st)
 	assert_true(h_freed(SA, aid));
 	assert_int_equal(A->nev, 1);
 	assert_string_equal(h_sent(), "");
-	STATS_EQ(SA, .rx = 1, .tx = 1);		/* timewait is no timeout */
+	/* timewait is no timeout */
+	STATS_EQ(SA, .rx = 1 + CM_NO_LISTENER_RETRIES,
+		 .tx = 1 + CM_NO_LISTENER_RETRIES,
+		 .no_listener_resends = CM_NO_LISTENER_RETRIES);
 }
 
 /* 3. The consumer rejects with private data. */

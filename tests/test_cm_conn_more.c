@@ -157,6 +157,49 @@ static void test_destroy_listen(void **st)
 	assert_int_equal(cm_id_state(b), CM_ESTABLISHED);
 }
 
+/* A listener that comes a moment after the REQ (perftest -R's server
+ * listens again after its handshake): the REJ "invalid service ID" is
+ * not told, the REQ goes again and connects; the consumer that gives up
+ * meanwhile withdraws it and sends nothing more. */
+static void test_listener_late(void **st)
+{
+	struct cm_req req = h_req(0);
+	struct cm_id *a, *lis;
+
+	(void)st;
+	B->on_req = ON_REQ_ACCEPT;
+	A->auto_rtu = true;
+	a = h_send_req(&req);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	h_advance(1);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	assert_int_equal(A->nev, 0);
+	lis = h_listen();
+	h_advance(1);
+	assert_string_equal(h_sent(), "");	/* the next one after 2 ms */
+	h_advance(1);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REP A:RTU");
+	assert_ptr_equal(h_ev(SB, 0, CM_EV_REQ)->listener, lis);
+	h_ev(SA, 0, CM_EV_REP);
+	assert_int_equal(cm_id_state(a), CM_ESTABLISHED);
+	STATS_EQ(SA, .rx = 3, .tx = 4, .no_listener_resends = 2);
+	STATS_EQ(SB, .rx = 4, .tx = 3, .rx_unknown = 2);
+
+	/* Withdrawn while waiting: its REJ, and no REQ at the deadline. */
+	cm_id_destroy(lis);
+	req.local_qpn = H_QPN_A + 1;
+	a = h_send_req(&req);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	cm_id_destroy(a);
+	assert_string_equal(h_sent(), "A:REJ/4");
+	h_advance(T_REQ);
+	assert_string_equal(h_sent(), "");
+}
+
 /* The passive side lets go before or after its REP. */
 static void test_destroy_passive(void **st)
 {
@@ -619,6 +662,7 @@ int cm_conn_more_tests(void)
 		T(test_destroy_req_sent),
 		T(test_destroy_established),
 		T(test_destroy_listen),
+		T(test_listener_late),
 		T(test_destroy_passive),
 		T(test_destroy_active),
 		T(test_dev_destroy_live),

@@ -46,9 +46,12 @@ so=$(on_host host1 env LD_TRACE_LOADED_OBJECTS=1 rping 2>/dev/null | awk '/librd
 
 # An rdma_cm server is ready once the device's state file says a process
 # listens on the port (`ernicctl show`: rdma_listen claims it there). A
-# client that came earlier would be rejected, and perftest's retry after
-# a REJ reuses ids it has freed (seen: ib_write_bw -R crashing in
-# rdma_resolve_addr).
+# client that came much earlier would be rejected, and perftest's retry
+# after a REJ reuses ids it has freed (seen: ib_write_bw -R crashing in
+# rdma_resolve_addr). perftest -R's server listens a second time after
+# its handshake, where no script can wait: the CM sends a REQ refused for
+# "invalid service ID" again for half a second (ernic-rdmacm.7) before
+# the REJ is told; without that, about one case in ten crashed here.
 # shellcheck disable=SC2317 # called through PAIR_READY
 rdmacm_ready() { # HOST PORT
 	on_host "$1" "$ERNICCTL" show "${HOST_DEV[$1]}" |
