@@ -7,14 +7,17 @@
 #     is none: about 4 minutes the first time, then about 30 s a boot);
 #   - copies ernic_check into the guest (9p share) and checks it loads;
 #   - creates a software ERNIC on the guest's tap in frame mode (rxe puts
-#     the IPv4 ID inside the ICRC, so the model must write the IP header);
+#     the IPv4 ID inside the ICRC, so the model must write the IP header),
+#     or with --wire udp on a UDP socket (the kernel writes the IP header;
+#     the model predicts its ID: 0 for a DF datagram, 0, 1, 2, ... along
+#     a GSO train the kernel splits before the tap);
 #   - runs a fixed set of cases, each twice: server on the guest (rxe) and
 #     server on the host (ERNIC); every case moves data both ways;
 #   - prints a table and every PASS (or first FAIL) line, then removes the
 #     device, the nftables table and the guest's tc filter. --stop also
 #     powers the guest off (and removes its tap).
 #
-#   scripts/peer_check.sh [--stop] [--keep] [--capture-all] [--cases NAME,...] [--list]
+#   scripts/peer_check.sh [--stop] [--keep] [--capture-all] [--wire frame|udp] [--cases NAME,...] [--list]
 #
 # The cases (COMMON options first, so a case's own options win):
 #   mixed-1qp, mixed-4qp, mixed-8qp  every opcode, sizes up to 64K
@@ -53,12 +56,20 @@ usage() {
 	exit 2
 }
 
-STOP=0 KEEP=0 ONLY='' CAPTURE_ALL=0
+STOP=0 KEEP=0 ONLY='' CAPTURE_ALL=0 WIRE=frame
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stop) STOP=1 ;;
 	--keep) KEEP=1 ;;
 	--capture-all) CAPTURE_ALL=1 ;;
+	--wire)
+		[ $# -ge 2 ] || usage
+		case $2 in
+		frame | udp) WIRE=$2 ;;
+		*) usage ;;
+		esac
+		shift
+		;;
 	--cases)
 		[ $# -ge 2 ] || usage
 		ONLY=$2
@@ -201,7 +212,7 @@ say "$RXE: $(grep -E 'max_qp_rd_atom|active_mtu|max_msg_sz|max_sge:' "$OUT/rxe-d
 	awk '{printf "%s %s  ", $1, $2}')"
 
 # --- the host device ----------------------------------------------------
-"$ERNICCTL" add "$DEV" --sw "$HOST_ADDR" --wire frame 2>&1 | sed 's/^/  /'
+"$ERNICCTL" add "$DEV" --sw "$HOST_ADDR" --wire "$WIRE" 2>&1 | sed 's/^/  /'
 DEV_ADDED=1
 if command -v ibv_devinfo >/dev/null; then
 	ibv_devinfo -v -d "$DEV" >"$OUT/ernic-devinfo.txt" 2>&1 || true

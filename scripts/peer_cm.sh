@@ -5,7 +5,7 @@
 # over rxe in the QEMU guest of shared/peer, both ways: each case runs
 # once with the server in the guest and once with it on the host.
 #
-#   scripts/peer_cm.sh [--stop] [--keep] [--cases NAME,...] [--list]
+#   scripts/peer_cm.sh [--stop] [--keep] [--wire frame|udp] [--cases NAME,...] [--list]
 #
 # Cases:
 #   rping          rping -V -C 50 -S 1024 (both sides validate every ping)
@@ -25,9 +25,9 @@
 #                  MADs (REQ, REP, RTU, DREQ, DREP in that order, from
 #                  the right sides) and every ICRC is right (icrc_check)
 #
-# The host device is made in frame mode on the guest's tap in a run
-# directory of its own. Under TCG the guest is slow: speeds measure the
-# emulator. Exit status: 0 when every run passed, 1 otherwise, 2 usage.
+# The host device is made in frame mode (--wire udp: on a UDP socket) on
+# the guest's tap in a run directory of its own. Under TCG the guest is
+# slow: speeds measure the emulator. Exit status: 0 when every run passed, 1 otherwise, 2 usage.
 # Environment: BUILD (default build/), PEER_DIR (../shared/peer), WORK
 # (/tmp/rxepeer), CASE_TIMEOUT (s, 120), CM_LOSS_PCT (1..90). The
 # cm-loss case prints our CM's counters (ERNIC_CM_STATS) summed.
@@ -41,11 +41,19 @@ usage() {
 	sed -n '/^#   scripts/p' "$0" | sed 's/^#   /usage: /' >&2
 	exit 2
 }
-STOP=0 KEEP=0 ONLY=''
+STOP=0 KEEP=0 ONLY='' WIRE=frame
 while [ $# -gt 0 ]; do
 	case $1 in
 	--stop) STOP=1 ;;
 	--keep) KEEP=1 ;;
+	--wire)
+		[ $# -ge 2 ] || usage
+		case $2 in
+		frame | udp) WIRE=$2 ;;
+		*) usage ;;
+		esac
+		shift
+		;;
 	--cases)
 		[ $# -ge 2 ] || usage
 		ONLY=$2
@@ -122,7 +130,7 @@ trap 'exit 143' TERM
 
 # --- the peer and our device ----------------------------------------------
 peer_boot "$HOST" "$TAP"
-"$ERNICCTL" add "$DEV" --sw "$HOST" --wire frame >/dev/null
+"$ERNICCTL" add "$DEV" --sw "$HOST" --wire "$WIRE" >/dev/null
 DEV_ADDED=1
 eval "$("$ERNICCTL" env)"
 
