@@ -152,7 +152,8 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 		return EINVAL;
 	eng_set(e, ERNIC_LSTOUTPKT,
 		p->opcode | (i & 0xFF) << 8 | (p->psn & 0xFFFF) << 16);
-	return model_wire_send(e->wire, &l3, e->pkt, n);
+	/* sent at the end of the engine's pass (run_once), in order */
+	return model_wire_queue(e->wire, &l3, e->pkt, n);
 }
 
 /* PG332 Figure 2-3 entry into the incoming packet error status queue. */
@@ -449,6 +450,9 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 			enabled = eng_reg(m, ERNIC_XRNICCONF) &
 				  ERNIC_XRNICCONF_EN;
 		}
+		/* (more may be waiting in the port: a GRO train) */
+		if (n == 255)
+			*busy = true;
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);
@@ -457,9 +461,12 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 			if (e->hold[k].qp && (!next || e->hold[k].until < next))
 				next = e->hold[k].until;
 		pthread_mutex_unlock(&e->lock);
-		if (n == 255)
-			*busy = true;
 	}
+	/* The responses to what came in (ACKs, read responses' first
+	 * turn) leave now, not after every QP's turn below. */
+	pthread_mutex_lock(&e->lock);
+	model_wire_flush(e->wire);
+	pthread_mutex_unlock(&e->lock);
 
 	for (int w = 0; w < 4; w++)
 		atomic_exchange(&e->dirty[w], 0);
@@ -480,6 +487,9 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 		if (t && (!next || t < next))
 			next = t;
 	}
+	/* What the pass queued goes out before it ends (and the engine
+	 * may sleep): a send error is a loss, as eng_send_pkt's are. */
+	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);
 	return next;
 }
@@ -592,6 +602,7 @@ void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 		return;
 	pthread_mutex_lock(&e->lock);
 	rx_one(e, l3, tp, tlen, 0, icrc_checkable, eng_now(e));
+	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);
 }
 

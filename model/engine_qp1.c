@@ -149,7 +149,7 @@ static bool send_frame(struct eng *e, const struct ernic_wqe *w)
 	memcpy(e->pkt + tlen, &icrc, ROCE_ICRC_LEN);
 	eng_set(e, ERNIC_LSTOUTPKT, e->pkt[0] | IB_QP1 << 8);
 	/* A send error is a loss on the wire: the CM retransmits. */
-	model_wire_send(e->wire, &l3, e->pkt, tlen + ROCE_ICRC_LEN);
+	model_wire_queue(e->wire, &l3, e->pkt, tlen + ROCE_ICRC_LEN);
 	eng_count(e, ERNIC_OUTAMPKTCNT, 16);
 	return true;
 }

@@ -19,10 +19,17 @@
 
 #include "ernic_devstate.h"
 #include "model_wire.h"
+#include "wire_batch.h"
 #include "wire_steer.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
 #define PACKET_IGNORE_OUTGOING 23
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
 #endif
 
 /* A burst of foreign frames must not keep model_wire_recv busy. */
@@ -44,6 +51,12 @@ struct model_wire {
 	bool shared;
 	uint32_t slot;
 	struct ernic_steer st;
+	/* UDP mode: the send batch; what was read, being cut into its
+	 * datagrams; with UDP_GRO on, the buffer reads go to (wire_batch.h) */
+	struct wire_tx_batch *tx;
+	uint8_t *gro_buf;
+	struct wire_gro gro;
+	struct model_wire_stats stats;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -63,31 +76,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 static size_t addr_len(int family)
 {
 	return family == AF_INET ? 4 : 16;
-}
-
-static socklen_t make_sa(struct sockaddr_storage *ss, int family,
-			 const uint8_t *addr, uint16_t port,
-			 unsigned int ifindex)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		memcpy(&sin->sin_addr, addr, 4);
-		return sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		memcpy(&sin6->sin6_addr, addr, 16);
-		/* fe80::/10 means nothing without its link */
-		if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
-			sin6->sin6_scope_id = ifindex;
-		return sizeof(*sin6);
-	}
 }
 
 static int setopt(int fd, int level, int name, int val)
@@ -162,7 +150,8 @@ static int udp_socket(const struct model_wire *w, uint16_t port, bool reuse,
 		goto fail;
 	if (reuse && setopt(fd, SOL_SOCKET, SO_REUSEPORT, 1))
 		goto fail;
-	sl = make_sa(&ss, w->family, w->local.dst, port, w->ifindex);
+	sl = wire_sockaddr(&ss, w->family, w->local.dst, port,
+			   w->ifindex);
 	if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
 		return fd;
 	e = errno;
@@ -320,6 +309,44 @@ int model_wire_mad_steer(struct model_wire *w, uint64_t service_id,
 		       ernic_steer_service_clear(&w->st, service_id);
 }
 
+/*
+ * Batching and offloads of the UDP wire (wire_batch.h): sends go out in
+ * batches, as GSO trains unless ERNIC_WIRE_OFFLOAD=0; receives use
+ * UDP_GRO on a socket of our own (never on a shared one: GRO merges
+ * datagrams before steering could split them between processes) unless
+ * ERNIC_WIRE_OFFLOAD=0. A kernel without UDP_GRO just gets datagrams.
+ */
+static bool offload_wanted(void)
+{
+	const char *v = getenv("ERNIC_WIRE_OFFLOAD");
+
+	return !v || strcmp(v, "0");
+}
+
+static int open_batching(struct model_wire *w, char *err, size_t errlen)
+{
+	bool offload = offload_wanted();
+	int rc;
+
+	w->tx = malloc(sizeof(*w->tx));
+	rc = w->tx ? wire_tx_init(w->tx, w->send_fd, w->family, w->ifindex,
+				  offload, &w->stats) :
+		     ENOMEM;
+	if (rc) {
+		set_err(err, errlen, "wire: out of memory");
+		errno = rc;
+		return -1;
+	}
+	if (!offload || w->shared || setopt(w->fd, SOL_UDP, UDP_GRO, 1))
+		return 0;
+	w->gro_buf = malloc(WIRE_GRO_BUF);
+	if (!w->gro_buf) {
+		/* as a kernel without it: one datagram per read */
+		(void)setopt(w->fd, SOL_UDP, UDP_GRO, 0);
+	}
+	return 0;
+}
+
 static int open_udp(struct model_wire *w, const struct ernic_conf *conf,
 		    char *err, size_t errlen)
 {
@@ -363,7 +390,7 @@ static int open_udp(struct model_wire *w, const struct ernic_conf *conf,
 		 setopt(fd, IPPROTO_IPV6, IPV6_DONTFRAG, 1) :
 		 setopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO))
 		goto opt_fail;
-	return 0;
+	return open_batching(w, err, errlen);
 opt_fail:
 	set_err(err, errlen, "UDP socket option: %s", strerror(errno));
 	return -1;
@@ -518,6 +545,11 @@ void model_wire_close(struct model_wire *w)
 	if (w->drop_fd >= 0)
 		close(w->drop_fd);
 	ernic_steer_close(&w->st);
+	if (w->tx) {
+		wire_tx_fini(w->tx);
+		free(w->tx);
+	}
+	free(w->gro_buf);
 	free(w);
 }
 
@@ -536,48 +568,11 @@ static int send_result(ssize_t n)
 	return errno;
 }
 
-static int send_udp(struct model_wire *w, const struct roce_l3 *l3,
-		    const uint8_t *tp, size_t tlen)
+/* The kernel writes these headers: the ICRC must be built for them. */
+static bool udp_l3_ok(const struct model_wire *w, const struct roce_l3 *l3)
 {
-	struct sockaddr_storage ss;
-	struct iovec iov = { .iov_base = (void *)tp, .iov_len = tlen };
-	union {
-		char buf[2 * CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct msghdr msg = {
-		.msg_name = &ss,
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf.buf,
-	};
-	struct cmsghdr *c;
-	bool v6 = w->family == AF_INET6;
-	int tos = l3->tos, ttl = l3->ttl;
-
-	/* The kernel writes these headers: the ICRC must be built for them. */
-	if (memcmp(l3->src, w->local.dst, addr_len(w->family)) ||
-	    l3->sport != w->sport || l3->ip_id != 0)
-		return EINVAL;
-	msg.msg_namelen = make_sa(&ss, w->family, l3->dst, l3->dport,
-				  w->ifindex);
-	/* TOS/traffic class and TTL per datagram: no socket state to race. */
-	memset(&cbuf, 0, sizeof(cbuf));
-	msg.msg_controllen = ttl ? sizeof(cbuf.buf) : CMSG_SPACE(sizeof(int));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
-	c->cmsg_type = v6 ? IPV6_TCLASS : IP_TOS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &tos, sizeof(int));
-	if (ttl) {
-		c = CMSG_NXTHDR(&msg, c);
-		c->cmsg_level = v6 ? IPPROTO_IPV6 : IPPROTO_IP;
-		c->cmsg_type = v6 ? IPV6_HOPLIMIT : IP_TTL;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &ttl, sizeof(int));
-	}
-	return send_result(sendmsg(w->send_fd, &msg,
-				   MSG_DONTWAIT | MSG_NOSIGNAL));
+	return !memcmp(l3->src, w->local.dst, addr_len(w->family)) &&
+	       l3->sport == w->sport && l3->ip_id == 0;
 }
 
 static int send_frame(struct model_wire *w, const struct roce_l3 *l3,
@@ -606,15 +601,42 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 		w->tap(w->tap_arg, l3, tp, tlen);
 		return 0;
 	}
-	return w->mode == ERNIC_WIRE_UDP ? send_udp(w, l3, tp, tlen) :
-					   send_frame(w, l3, tp, tlen);
+	if (w->mode != ERNIC_WIRE_UDP)
+		return send_frame(w, l3, tp, tlen);
+	if (!udp_l3_ok(w, l3))
+		return EINVAL;
+	return wire_tx_send_now(w->tx, l3, tp, tlen);
 }
 
-static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3)
+int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
+		     const uint8_t *tp, size_t tlen)
+{
+	if (!w || !w->tx)
+		return model_wire_send(w, l3, tp, tlen);
+	if (!l3 || !tp || l3->family != w->family || !udp_l3_ok(w, l3))
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT)	/* nothing we build */
+		return wire_tx_send_now(w->tx, l3, tp, tlen);
+	return wire_tx_add(w->tx, l3, tp, tlen);
+}
+
+int model_wire_flush(struct model_wire *w)
+{
+	return w && w->tx && w->tx->n ? wire_tx_flush(w->tx) : 0;
+}
+
+const struct model_wire_stats *model_wire_stats(const struct model_wire *w)
+{
+	return &w->stats;
+}
+
+/* The envelope from the cmsgs, and the UDP_GRO segment size (0: none). */
+static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3, int *gso)
 {
 	struct cmsghdr *c;
 	int v;
 
+	*gso = 0;
 	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
 		size_t dlen = c->cmsg_len - CMSG_LEN(0);
 		const void *d = CMSG_DATA(c);
@@ -632,6 +654,9 @@ static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3)
 
 			memcpy(&pi, d, sizeof(pi));
 			memcpy(l3->dst, &pi.ipi6_addr, 16);
+		} else if (c->cmsg_level == SOL_UDP &&
+			   c->cmsg_type == UDP_GRO && dlen >= sizeof(int)) {
+			memcpy(gso, d, sizeof(int));
 		} else if (c->cmsg_level == IPPROTO_IP &&
 			   c->cmsg_type == IP_TOS && dlen >= 1) {
 			l3->tos = *(const uint8_t *)d;
@@ -650,6 +675,37 @@ static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3)
 	}
 }
 
+/* The next datagram of the GRO buffer, as recv_udp returns one: cut to
+ * cap and flagged when longer (or when the kernel cut its end). */
+static int gro_next(struct model_wire *w, size_t cap, struct roce_l3 *l3,
+		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome)
+{
+	bool cut;
+	uint16_t id;
+
+	if (!wire_gro_next(&w->gro, tp, tlen, &cut))
+		return 0;
+	w->stats.rx_pkts++;
+	*l3 = w->gro.l3;
+	*syndrome = 0;
+	if (cut || *tlen > cap) {	/* longer than any RoCE packet */
+		if (*tlen > cap)
+			*tlen = cap;
+		*syndrome = ROCE_SYN_MALFORMED;
+		return 1;
+	}
+	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h). */
+	if (w->family == AF_INET && *tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
+	    roce_icrc_solve_ip_id(l3, *tp, *tlen, &id))
+		l3->ip_id = id;
+	return 1;
+}
+
+/*
+ * One datagram. With UDP_GRO a read may bring a train of them (same
+ * addresses, ports, TOS and TTL: what GRO merges by), kept in w->gro and
+ * handed out one per call; without, the datagram is read into buf.
+ */
 static int recv_udp(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
 		    uint32_t *syndrome)
@@ -658,13 +714,20 @@ static int recv_udp(struct model_wire *w, uint8_t *buf, size_t cap,
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
 	union {
 		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
-			 3 * CMSG_SPACE(sizeof(int))];
+			 4 * CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} cbuf;
 	struct msghdr msg;
+	struct roce_l3 *env = &w->gro.l3;
 	ssize_t n;
-	uint16_t id;
+	int gso;
 
+	if (w->gro.pending)
+		return gro_next(w, cap, l3, tp, tlen, syndrome);
+	if (w->gro_buf) {
+		iov.iov_base = w->gro_buf;
+		iov.iov_len = WIRE_GRO_BUF;
+	}
 	for (;;) {
 		memset(&msg, 0, sizeof(msg));
 		msg.msg_name = &from;
@@ -681,34 +744,28 @@ static int recv_udp(struct model_wire *w, uint8_t *buf, size_t cap,
 		if (errno != EINTR)
 			return -errno;
 	}
-	memset(l3, 0, sizeof(*l3));
-	l3->family = w->family;
-	memcpy(l3->dst, w->local.dst, addr_len(w->family));
+	w->stats.rx_calls++;
+	memset(env, 0, sizeof(*env));
+	env->family = w->family;
+	memcpy(env->dst, w->local.dst, addr_len(w->family));
 	if (w->family == AF_INET) {
 		const struct sockaddr_in *sin = (const void *)&from;
 
-		memcpy(l3->src, &sin->sin_addr, 4);
-		l3->sport = ntohs(sin->sin_port);
+		memcpy(env->src, &sin->sin_addr, 4);
+		env->sport = ntohs(sin->sin_port);
 	} else {
 		const struct sockaddr_in6 *sin6 = (const void *)&from;
 
-		memcpy(l3->src, &sin6->sin6_addr, 16);
-		l3->sport = ntohs(sin6->sin6_port);
+		memcpy(env->src, &sin6->sin6_addr, 16);
+		env->sport = ntohs(sin6->sin6_port);
 	}
-	l3->dport = ROCE_UDP_PORT;
-	read_cmsgs(&msg, l3);
-	*tp = buf;
-	*tlen = (size_t)n;
-	*syndrome = 0;
-	if (msg.msg_flags & MSG_TRUNC) {	/* longer than any RoCE packet */
-		*syndrome = ROCE_SYN_MALFORMED;
-		return 1;
-	}
-	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h). */
-	if (w->family == AF_INET && *tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
-	    roce_icrc_solve_ip_id(l3, buf, *tlen, &id))
-		l3->ip_id = id;
-	return 1;
+	env->dport = ROCE_UDP_PORT;
+	read_cmsgs(&msg, env, &gso);
+	/* without GRO asked for, a segment size is no concern of ours: the
+	 * bytes are one datagram */
+	wire_gro_load(&w->gro, iov.iov_base, (size_t)n, w->gro_buf ? gso : 0,
+		      msg.msg_flags & MSG_TRUNC);
+	return gro_next(w, cap, l3, tp, tlen, syndrome);
 }
 
 /* Frame syndromes after which l3 cannot describe the header the ICRC

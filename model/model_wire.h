@@ -77,6 +77,38 @@ struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
 int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 		    const uint8_t *tp, size_t tlen);
 
+/*
+ * Queue one packet to be sent at the next model_wire_flush (or sooner,
+ * when the queue is full); same checks and results as model_wire_send,
+ * except that what the kernel says comes from the flush. On the UDP wire
+ * the queue goes out with few system calls, trains of equal-size packets
+ * to one destination QP as UDP GSO datagrams (wire_batch.h); ordering
+ * is kept. Elsewhere (frame, tap) it is model_wire_send. Set the
+ * environment variable ERNIC_WIRE_OFFLOAD=0 for no GSO and no GRO
+ * (sendmmsg batches only): a capture on lo then shows each packet, and
+ * a frame-wire port on this host can take a UDP wire's packets (lo
+ * carries a GSO datagram whole; AF_PACKET would see one large frame).
+ * Not for concurrent use with model_wire_send on the same port.
+ */
+int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
+		     const uint8_t *tp, size_t tlen);
+/* Send what model_wire_queue queued. 0, or the first error that is not
+ * a loss (EMSGSIZE: over the path MTU). */
+int model_wire_flush(struct model_wire *w);
+
+/* What the UDP wire did (zeros elsewhere): for tests and benchmarks. */
+struct model_wire_stats {
+	uint64_t tx_pkts;	/* packets handed to the kernel */
+	uint64_t tx_calls;	/* sendmsg/sendmmsg calls */
+	uint64_t tx_datagrams;	/* datagrams sent, a GSO train as one */
+	uint64_t tx_gso;	/* of those, GSO trains */
+	uint64_t tx_gso_refused; /* trains the kernel refused: sent singly */
+	uint64_t tx_dropped;	/* packets lost to full buffers, errors */
+	uint64_t rx_calls;	/* reads that brought data */
+	uint64_t rx_pkts;	/* datagrams handed out (GRO: split) */
+};
+const struct model_wire_stats *model_wire_stats(const struct model_wire *w);
+
 /* QP qpn was enabled or disabled (QPCONF.QP_EN): on a port shared
  * between processes its packets are steered to this one, or no longer. */
 void model_wire_qp_enabled(struct model_wire *w, uint32_t qpn, bool en);
@@ -92,7 +124,8 @@ int model_wire_fd(const struct model_wire *w);
 
 /*
  * Receive one packet without blocking. On success *tp, *tlen give the
- * transport bytes (inside buf), l3 the envelope, and *syndrome the
+ * transport bytes (inside buf, or inside the port's UDP_GRO buffer: valid
+ * until the next call), l3 the envelope, and *syndrome the
  * Table 2-3 bits found so far (frame checks); *icrc_checkable says
  * whether l3 is complete enough for a full ICRC check. Returns 1 (got
  * one), 0 (nothing pending) or -errno. Frames that are not RoCEv2 for
@@ -107,6 +140,12 @@ int model_wire_fd(const struct model_wire *w);
  * returned truncated with ROCE_SYN_MALFORMED. cap = ROCE_MAX_FRAME
  * fits every valid packet in both modes. Safe to call from one thread
  * while others send.
+ *
+ * UDP mode, on a socket no other process shares: UDP_GRO is on, so one
+ * read may bring a train of datagrams; they are returned one per call
+ * (the fd is not readable meanwhile: call until 0), each checked as a
+ * datagram read alone would be (a last one cut short is just shorter).
+ * See model_wire_queue for ERNIC_WIRE_OFFLOAD=0.
  */
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,

@@ -181,22 +181,87 @@ uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
  * For equal-length messages the CRC is affine, so the ICRC of ID = id is
  * ICRC(ID = 0) ^ D(id) with D linear in the 16 ID bits. D of one bit is
  * that bit's CRC contribution shifted over the bytes behind it, which
- * crc32_combine() computes without touching them.
+ * crc32_combine() computes without touching them. The 16 values depend
+ * on the length only: each thread keeps those of the last few lengths
+ * (a stream of MTU-size packets asks for one or two).
  */
+#define ID_BASIS_CACHE 4
+struct id_basis {
+	size_t tlen;		/* 0: empty */
+	uint32_t d[16];		/* D(1 << bit) */
+	/* the same reduced for solving: pivot = highest bit */
+	uint32_t vec[32], mask[32];
+};
+
+static const struct id_basis *id_basis(size_t tlen)
+{
+	static _Thread_local struct id_basis cache[ID_BASIS_CACHE];
+	static _Thread_local unsigned int next;
+	/* bytes after the ID field: rest of IPv4 + UDP + transport - ICRC */
+	z_off_t behind = (z_off_t)(ROCE_IPV4_LEN - 6 + ROCE_UDP_LEN + tlen -
+				   ROCE_ICRC_LEN);
+	struct id_basis *b;
+	uint8_t two[2] = { 0, 0 };
+	uLong zero_id;
+
+	for (unsigned int k = 0; k < ID_BASIS_CACHE; k++)
+		if (cache[k].tlen == tlen)
+			return &cache[k];
+	b = &cache[next++ % ID_BASIS_CACHE];
+	memset(b, 0, sizeof(*b));
+	zero_id = crc32_combine(crc32(0L, two, 2), 0, behind);
+	for (unsigned int bit = 0; bit < 16; bit++) {
+		uint32_t v, m = 1u << bit;
+
+		ernic_put16(two, m);
+		v = (uint32_t)(crc32_combine(crc32(0L, two, 2), 0, behind) ^
+			       zero_id);
+		b->d[bit] = v;
+		/* Gaussian elimination over GF(2), pivot = highest bit */
+		for (int i = 31; i >= 0 && v; i--) {
+			if (!(v >> i & 1))
+				continue;
+			if (!b->vec[i]) {
+				b->vec[i] = v;
+				b->mask[i] = m;
+				break;
+			}
+			v ^= b->vec[i];
+			m ^= b->mask[i];
+		}
+	}
+	b->tlen = tlen;
+	return b;
+}
+
+static bool id_len_ok(size_t tlen)
+{
+	return tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
+	       tlen <= 0xFFFFu - ROCE_IPV4_LEN - ROCE_UDP_LEN;
+}
+
+uint32_t roce_icrc_ip_id_delta(size_t tlen, uint16_t id)
+{
+	const struct id_basis *b;
+	uint32_t d = 0;
+
+	if (!id || !id_len_ok(tlen))
+		return 0;
+	b = id_basis(tlen);
+	for (unsigned int bit = 0; bit < 16; bit++)
+		if (id >> bit & 1)
+			d ^= b->d[bit];
+	return d;
+}
+
 bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 			   size_t tlen, uint16_t *id)
 {
+	const struct id_basis *b;
 	struct roce_l3 z;
-	uint32_t vec[32] = { 0 }, mask[32] = { 0 };
 	uint32_t target, sol = 0;
-	uint8_t b[2];
-	uLong zero_id;
-	/* bytes after the ID field: rest of IPv4 + UDP + transport - ICRC */
-	z_off_t behind;
 
-	if (!l3 || !id || !tp || l3->family != AF_INET ||
-	    tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN ||
-	    tlen > 0xFFFFu - ROCE_IPV4_LEN - ROCE_UDP_LEN)
+	if (!l3 || !id || !tp || l3->family != AF_INET || !id_len_ok(tlen))
 		return false;
 	z = *l3;
 	z.ip_id = 0;
@@ -205,36 +270,14 @@ bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 		*id = 0;
 		return true;
 	}
-	behind = (z_off_t)(ROCE_IPV4_LEN - 6 + ROCE_UDP_LEN + tlen -
-			   ROCE_ICRC_LEN);
-	b[0] = b[1] = 0;
-	zero_id = crc32_combine(crc32(0L, b, 2), 0, behind);
-	for (unsigned int bit = 0; bit < 16; bit++) {
-		uint32_t v, m = 1u << bit;
-
-		ernic_put16(b, m);
-		v = (uint32_t)(crc32_combine(crc32(0L, b, 2), 0, behind) ^
-			       zero_id);
-		/* Gaussian elimination over GF(2), pivot = highest bit */
-		for (int i = 31; i >= 0 && v; i--) {
-			if (!(v >> i & 1))
-				continue;
-			if (!vec[i]) {
-				vec[i] = v;
-				mask[i] = m;
-				break;
-			}
-			v ^= vec[i];
-			m ^= mask[i];
-		}
-	}
+	b = id_basis(tlen);
 	for (int i = 31; i >= 0; i--) {
 		if (!(target >> i & 1))
 			continue;
-		if (!vec[i])
+		if (!b->vec[i])
 			return false;
-		target ^= vec[i];
-		sol ^= mask[i];
+		target ^= b->vec[i];
+		sol ^= b->mask[i];
 	}
 	*id = (uint16_t)sol;
 	return true;

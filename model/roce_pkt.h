@@ -155,6 +155,16 @@ uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen);
 bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 			   size_t tlen, uint16_t *id);
 
+/*
+ * IPv4 only: what changes in the ICRC of a tlen-byte transport packet
+ * when its IP identification is id instead of 0 (XOR it into the ICRC
+ * as roce_icrc() returns it). The kernel gives the segments of a UDP
+ * GSO send the IDs 0, 1, 2, ... when it splits them on the way out
+ * (software GSO, a NIC's USO), so segment k is built for ID 0 and
+ * patched with this for k. 0 for id 0 or a length roce_icrc refuses.
+ */
+uint32_t roce_icrc_ip_id_delta(size_t tlen, uint16_t id);
+
 /* PG332 Table 2-3 syndrome bits. roce_frame_parse sets MAC_DST .. UDP_LEN
  * (and IP_VERSION), roce_parse BTH_VERSION, OPCODE, PAD and ICRC; the rest
  * need QP state and are the model's: BTH_QP .. BAD_RESP, and IP_SRC /

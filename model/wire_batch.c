@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: MIT
+/* Batched sending (sendmmsg, UDP GSO) and UDP_GRO receive buffers of the
+ * model's UDP wire (wire_batch.h). */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ernic_wire.h"
+#include "wire_batch.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+
+static size_t addr_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+socklen_t wire_sockaddr(struct sockaddr_storage *ss, int family,
+			const uint8_t *addr, uint16_t port,
+			unsigned int ifindex)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, addr, 4);
+		return sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, addr, 16);
+		/* fe80::/10 means nothing without its link */
+		if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
+			sin6->sin6_scope_id = ifindex;
+		return sizeof(*sin6);
+	}
+}
+
+int wire_tx_init(struct wire_tx_batch *b, int fd, int family,
+		 unsigned int ifindex, bool gso,
+		 struct model_wire_stats *stats)
+{
+	memset(b, 0, sizeof(*b));
+	b->fd = fd;
+	b->family = family;
+	b->ifindex = ifindex;
+	b->gso = gso;
+	b->stats = stats;
+	b->cap = (size_t)WIRE_TX_PKTS * ROCE_MAX_TRANSPORT;
+	b->buf = malloc(b->cap);
+	return b->buf ? 0 : ENOMEM;
+}
+
+void wire_tx_fini(struct wire_tx_batch *b)
+{
+	free(b->buf);
+	b->buf = NULL;
+	b->n = 0;
+}
+
+static void fill_ent(const struct wire_tx_batch *b, struct wire_tx_ent *e,
+		     const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
+{
+	e->off = 0;
+	e->len = (uint32_t)tlen;
+	/* a runt has no QP: it never joins a train (see wire_tx_run) */
+	e->dqp = tlen >= ROCE_BTH_LEN ? ernic_get24(tp + 5) : UINT32_MAX;
+	e->dport = l3->dport;
+	e->tos = l3->tos;
+	e->ttl = l3->ttl;
+	memset(e->dst, 0, sizeof(e->dst));
+	memcpy(e->dst, l3->dst, addr_len(b->family));
+}
+
+int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
+		const uint8_t *tp, size_t tlen)
+{
+	struct wire_tx_ent *e;
+	int rc = 0;
+
+	if (tlen > ROCE_MAX_TRANSPORT || tlen > b->cap)
+		return EMSGSIZE;	/* a bigger one is nothing we build */
+	if (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen)
+		rc = wire_tx_flush(b);
+	e = &b->ent[b->n++];
+	fill_ent(b, e, l3, tp, tlen);
+	e->off = (uint32_t)b->used;
+	memcpy(b->buf + b->used, tp, tlen);
+	b->used += tlen;
+	return rc;
+}
+
+static bool same_envelope(const struct wire_tx_ent *a,
+			  const struct wire_tx_ent *b)
+{
+	return a->dqp == b->dqp && a->dqp != UINT32_MAX &&
+	       a->dport == b->dport && a->tos == b->tos && a->ttl == b->ttl &&
+	       !memcmp(a->dst, b->dst, sizeof(a->dst));
+}
+
+uint32_t wire_tx_run(const struct wire_tx_batch *b, uint32_t first)
+{
+	const struct wire_tx_ent *h = &b->ent[first];
+	uint32_t k = 1;
+	size_t bytes = h->len;
+
+	if (!b->gso || first >= b->n)
+		return first < b->n ? 1 : 0;
+	while (first + k < b->n && k < WIRE_GSO_SEGS) {
+		const struct wire_tx_ent *e = &b->ent[first + k];
+
+		/* all segments but the last are gso_size long; the last
+		 * may be shorter (never empty) */
+		if (b->ent[first + k - 1].len != h->len || e->len > h->len ||
+		    !e->len || bytes + e->len > WIRE_GSO_BYTES ||
+		    !same_envelope(h, e))
+			break;
+		bytes += e->len;
+		k++;
+	}
+	return k;
+}
+
+/* IPv4: segment k of a train is patched for ID k (wire_batch.h); again
+ * to undo it. */
+static void patch_ids(struct wire_tx_batch *b, uint32_t first, uint32_t n)
+{
+	if (b->family != AF_INET)
+		return;
+	for (uint32_t k = 1; k < n; k++) {
+		const struct wire_tx_ent *e = &b->ent[first + k];
+		uint8_t *icrc = b->buf + e->off + e->len - ROCE_ICRC_LEN;
+		uint32_t d = roce_icrc_ip_id_delta(e->len, (uint16_t)k);
+
+		ernic_put_le32(icrc, ernic_get_le32(icrc) ^ d);
+	}
+}
+
+static void put_int_cmsg(struct cmsghdr *c, int level, int type, int v)
+{
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &v, sizeof(int));
+}
+
+/* msg[m] for len bytes at base to e's envelope, as one datagram, or a
+ * GSO train of e->len segments (gso). TOS/traffic class and TTL per
+ * datagram: no socket state to race. */
+static void build_msg(struct wire_tx_batch *b, uint32_t m,
+		      const struct wire_tx_ent *e, uint8_t *base, size_t len,
+		      bool gso)
+{
+	struct msghdr *h = &b->msg[m].msg_hdr;
+	struct cmsghdr *c;
+	bool v6 = b->family == AF_INET6;
+	size_t space;
+	uint16_t seg;
+
+	b->iov[m].iov_base = base;
+	b->iov[m].iov_len = len;
+	memset(h, 0, sizeof(*h));
+	h->msg_name = &b->sa[m];
+	h->msg_namelen = wire_sockaddr(&b->sa[m], b->family, e->dst, e->dport,
+				       b->ifindex);
+	h->msg_iov = &b->iov[m];
+	h->msg_iovlen = 1;
+	memset(&b->cm[m], 0, sizeof(b->cm[m]));
+	h->msg_control = b->cm[m].buf;
+	space = CMSG_SPACE(sizeof(int));
+	if (e->ttl)
+		space += CMSG_SPACE(sizeof(int));
+	if (gso)
+		space += CMSG_SPACE(sizeof(uint16_t));
+	h->msg_controllen = space;
+	c = CMSG_FIRSTHDR(h);
+	put_int_cmsg(c, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+		     v6 ? IPV6_TCLASS : IP_TOS, e->tos);
+	if (e->ttl) {
+		c = CMSG_NXTHDR(h, c);
+		put_int_cmsg(c, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+			     v6 ? IPV6_HOPLIMIT : IP_TTL, e->ttl);
+	}
+	if (gso) {
+		c = CMSG_NXTHDR(h, c);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		seg = (uint16_t)e->len;
+		memcpy(CMSG_DATA(c), &seg, sizeof(seg));
+	}
+	b->msg[m].msg_len = 0;
+}
+
+/* msg[m] for the run of n packets from ent[first]. */
+static void build_run(struct wire_tx_batch *b, uint32_t m, uint32_t first,
+		      uint32_t n)
+{
+	const struct wire_tx_ent *e = &b->ent[first];
+	size_t len = 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		len += b->ent[first + k].len;
+	build_msg(b, m, e, b->buf + e->off, len, n > 1);
+}
+
+/* Send errors that a real link would show as loss. */
+static bool is_loss(int err)
+{
+	return err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS;
+}
+
+static void count(struct wire_tx_batch *b, uint32_t calls, uint32_t dgrams,
+		  uint32_t gso, uint32_t dropped)
+{
+	if (!b->stats)
+		return;
+	b->stats->tx_calls += calls;
+	b->stats->tx_datagrams += dgrams;
+	b->stats->tx_gso += gso;
+	b->stats->tx_dropped += dropped;
+}
+
+/* The packets of a train the kernel would not take as one, each alone. */
+static int send_singly(struct wire_tx_batch *b, uint32_t m)
+{
+	uint32_t first = b->run_first[m], n = b->run_n[m];
+	int first_err = 0;
+
+	patch_ids(b, first, n);		/* back to ID 0 each */
+	if (b->stats)
+		b->stats->tx_gso_refused++;
+	for (uint32_t k = 0; k < n; k++) {
+		ssize_t r;
+
+		build_run(b, m, first + k, 1);
+		do
+			r = sendmsg(b->fd, &b->msg[m].msg_hdr,
+				    MSG_DONTWAIT | MSG_NOSIGNAL);
+		while (r < 0 && errno == EINTR);
+		count(b, 1, r >= 0, 0, r < 0);
+		if (r < 0 && !is_loss(errno) && !first_err)
+			first_err = errno;
+	}
+	return first_err;
+}
+
+int wire_tx_flush(struct wire_tx_batch *b)
+{
+	uint32_t nm = 0, done = 0;
+	int first_err = 0;
+
+	for (uint32_t i = 0; i < b->n;) {
+		uint32_t k = wire_tx_run(b, i);
+
+		b->run_first[nm] = i;
+		b->run_n[nm] = k;
+		if (k > 1)
+			patch_ids(b, i, k);
+		build_run(b, nm++, i, k);
+		i += k;
+	}
+	if (b->stats)
+		b->stats->tx_pkts += b->n;
+	while (done < nm) {
+		int r = sendmmsg(b->fd, &b->msg[done], nm - done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		int err;
+		uint32_t gso = 0;
+
+		if (r > 0) {
+			for (uint32_t m = done; m < done + (uint32_t)r; m++)
+				gso += b->run_n[m] > 1;
+			count(b, 1, (uint32_t)r, gso, 0);
+			done += (uint32_t)r;
+			continue;
+		}
+		err = r < 0 ? errno : EIO;
+		if (err == EINTR)
+			continue;
+		count(b, 1, 0, 0, 0);
+		/* datagram `done` failed; the ones behind it are tried */
+		if (b->run_n[done] > 1 && (err == EINVAL || err == EIO ||
+					   err == EMSGSIZE)) {
+			err = send_singly(b, done);
+		} else {
+			count(b, 0, 0, 0, b->run_n[done]);
+			if (is_loss(err))
+				err = 0;
+		}
+		if (err && !first_err)
+			first_err = err;
+		done++;
+	}
+	b->n = 0;
+	b->used = 0;
+	return first_err;
+}
+
+void wire_gro_load(struct wire_gro *g, const uint8_t *buf, size_t len,
+		   int gso, bool trunc)
+{
+	g->buf = buf;
+	g->len = len;
+	g->off = 0;
+	g->trunc = trunc;
+	g->seg = gso > 0 && (size_t)gso < len ? (size_t)gso : len;
+	g->pending = true;
+}
+
+bool wire_gro_next(struct wire_gro *g, const uint8_t **p, size_t *len,
+		   bool *cut)
+{
+	size_t n;
+
+	if (!g->pending)
+		return false;
+	/* (an empty datagram is one datagram too) */
+	n = g->len - g->off < g->seg ? g->len - g->off : g->seg;
+	*p = g->buf + g->off;
+	*len = n;
+	g->off += n;
+	g->pending = g->off < g->len;
+	/* only the last piece of a cut buffer lost its end */
+	*cut = g->trunc && !g->pending;
+	return true;
+}
+
+int wire_tx_send_now(struct wire_tx_batch *b, const struct roce_l3 *l3,
+		     const uint8_t *tp, size_t tlen)
+{
+	struct wire_tx_ent e;
+	ssize_t r;
+	int rc = b->n ? wire_tx_flush(b) : 0;
+
+	fill_ent(b, &e, l3, tp, tlen);
+	build_msg(b, 0, &e, (uint8_t *)tp, tlen, false);
+	do
+		r = sendmsg(b->fd, &b->msg[0].msg_hdr,
+			    MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (b->stats)
+		b->stats->tx_pkts++;
+	count(b, 1, r >= 0, 0, r < 0);
+	if (r < 0 && !is_loss(errno))
+		return errno;
+	return rc;
+}
