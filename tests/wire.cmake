@@ -31,3 +31,12 @@ add_executable(test_steer_frame ${CMAKE_CURRENT_LIST_DIR}/test_steer_frame.c)
 target_link_libraries(test_steer_frame PRIVATE ernic_model PkgConfig::CMOCKA)
 add_test(NAME steer_frame COMMAND test_steer_frame)
 set_tests_properties(steer_frame PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# Batching on the UDP wire (model/wire_batch.h): GSO trains, GRO buffers
+# cut back into datagrams, the order and ICRCs over real sockets on
+# 127.0.0.62/.63 (with CAP_NET_RAW also the train's IPv4 IDs on lo).
+add_executable(test_wire_batch ${CMAKE_CURRENT_LIST_DIR}/test_wire_batch.c)
+target_link_libraries(test_wire_batch PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME wire_batch COMMAND test_wire_batch)
+set_tests_properties(wire_batch PROPERTIES TIMEOUT 60)
