@@ -51,11 +51,9 @@ struct model_wire {
 	bool shared;
 	uint32_t slot;
 	struct ernic_steer st;
-	/* UDP mode: the send batch; what was read, being cut into its
-	 * datagrams; with UDP_GRO on, the buffer reads go to (wire_batch.h) */
+	/* UDP mode: the send batch, and the receive side (wire_batch.h) */
 	struct wire_tx_batch *tx;
-	uint8_t *gro_buf;
-	struct wire_gro gro;
+	struct wire_rx rx;
 	struct model_wire_stats stats;
 };
 
@@ -337,10 +335,14 @@ static int open_batching(struct model_wire *w, char *err, size_t errlen)
 		errno = rc;
 		return -1;
 	}
+	w->rx.fd = w->fd;
+	w->rx.family = w->family;
+	memcpy(w->rx.local, w->local.dst, sizeof(w->rx.local));
+	w->rx.stats = &w->stats;
 	if (!offload || w->shared || setopt(w->fd, SOL_UDP, UDP_GRO, 1))
 		return 0;
-	w->gro_buf = malloc(WIRE_GRO_BUF);
-	if (!w->gro_buf) {
+	w->rx.gro_buf = malloc(WIRE_GRO_BUF);
+	if (!w->rx.gro_buf) {
 		/* as a kernel without it: one datagram per read */
 		(void)setopt(w->fd, SOL_UDP, UDP_GRO, 0);
 	}
@@ -549,7 +551,7 @@ void model_wire_close(struct model_wire *w)
 		wire_tx_fini(w->tx);
 		free(w->tx);
 	}
-	free(w->gro_buf);
+	free(w->rx.gro_buf);
 	free(w);
 }
 
@@ -630,144 +632,6 @@ const struct model_wire_stats *model_wire_stats(const struct model_wire *w)
 	return &w->stats;
 }
 
-/* The envelope from the cmsgs, and the UDP_GRO segment size (0: none). */
-static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3, int *gso)
-{
-	struct cmsghdr *c;
-	int v;
-
-	*gso = 0;
-	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c)) {
-		size_t dlen = c->cmsg_len - CMSG_LEN(0);
-		const void *d = CMSG_DATA(c);
-
-		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO &&
-		    dlen >= sizeof(struct in_pktinfo)) {
-			struct in_pktinfo pi;
-
-			memcpy(&pi, d, sizeof(pi));
-			memcpy(l3->dst, &pi.ipi_addr, 4);
-		} else if (c->cmsg_level == IPPROTO_IPV6 &&
-			   c->cmsg_type == IPV6_PKTINFO &&
-			   dlen >= sizeof(struct in6_pktinfo)) {
-			struct in6_pktinfo pi;
-
-			memcpy(&pi, d, sizeof(pi));
-			memcpy(l3->dst, &pi.ipi6_addr, 16);
-		} else if (c->cmsg_level == SOL_UDP &&
-			   c->cmsg_type == UDP_GRO && dlen >= sizeof(int)) {
-			memcpy(gso, d, sizeof(int));
-		} else if (c->cmsg_level == IPPROTO_IP &&
-			   c->cmsg_type == IP_TOS && dlen >= 1) {
-			l3->tos = *(const uint8_t *)d;
-		} else if (dlen >= sizeof(int) &&
-			   ((c->cmsg_level == IPPROTO_IP &&
-			     c->cmsg_type == IP_TTL) ||
-			    (c->cmsg_level == IPPROTO_IPV6 &&
-			     (c->cmsg_type == IPV6_TCLASS ||
-			      c->cmsg_type == IPV6_HOPLIMIT)))) {
-			memcpy(&v, d, sizeof(v));
-			if (c->cmsg_type == IPV6_TCLASS)
-				l3->tos = (uint8_t)v;
-			else
-				l3->ttl = (uint8_t)v;
-		}
-	}
-}
-
-/* The next datagram of the GRO buffer, as recv_udp returns one: cut to
- * cap and flagged when longer (or when the kernel cut its end). */
-static int gro_next(struct model_wire *w, size_t cap, struct roce_l3 *l3,
-		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome)
-{
-	bool cut;
-	uint16_t id;
-
-	if (!wire_gro_next(&w->gro, tp, tlen, &cut))
-		return 0;
-	w->stats.rx_pkts++;
-	*l3 = w->gro.l3;
-	*syndrome = 0;
-	if (cut || *tlen > cap) {	/* longer than any RoCE packet */
-		if (*tlen > cap)
-			*tlen = cap;
-		*syndrome = ROCE_SYN_MALFORMED;
-		return 1;
-	}
-	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h). */
-	if (w->family == AF_INET && *tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
-	    roce_icrc_solve_ip_id(l3, *tp, *tlen, &id))
-		l3->ip_id = id;
-	return 1;
-}
-
-/*
- * One datagram. With UDP_GRO a read may bring a train of them (same
- * addresses, ports, TOS and TTL: what GRO merges by), kept in w->gro and
- * handed out one per call; without, the datagram is read into buf.
- */
-static int recv_udp(struct model_wire *w, uint8_t *buf, size_t cap,
-		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		    uint32_t *syndrome)
-{
-	struct sockaddr_storage from;
-	struct iovec iov = { .iov_base = buf, .iov_len = cap };
-	union {
-		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo)) +
-			 4 * CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} cbuf;
-	struct msghdr msg;
-	struct roce_l3 *env = &w->gro.l3;
-	ssize_t n;
-	int gso;
-
-	if (w->gro.pending)
-		return gro_next(w, cap, l3, tp, tlen, syndrome);
-	if (w->gro_buf) {
-		iov.iov_base = w->gro_buf;
-		iov.iov_len = WIRE_GRO_BUF;
-	}
-	for (;;) {
-		memset(&msg, 0, sizeof(msg));
-		msg.msg_name = &from;
-		msg.msg_namelen = sizeof(from);
-		msg.msg_iov = &iov;
-		msg.msg_iovlen = 1;
-		msg.msg_control = cbuf.buf;
-		msg.msg_controllen = sizeof(cbuf.buf);
-		n = recvmsg(w->fd, &msg, MSG_DONTWAIT);
-		if (n >= 0)
-			break;
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return 0;
-		if (errno != EINTR)
-			return -errno;
-	}
-	w->stats.rx_calls++;
-	memset(env, 0, sizeof(*env));
-	env->family = w->family;
-	memcpy(env->dst, w->local.dst, addr_len(w->family));
-	if (w->family == AF_INET) {
-		const struct sockaddr_in *sin = (const void *)&from;
-
-		memcpy(env->src, &sin->sin_addr, 4);
-		env->sport = ntohs(sin->sin_port);
-	} else {
-		const struct sockaddr_in6 *sin6 = (const void *)&from;
-
-		memcpy(env->src, &sin6->sin6_addr, 16);
-		env->sport = ntohs(sin6->sin6_port);
-	}
-	env->dport = ROCE_UDP_PORT;
-	read_cmsgs(&msg, env, &gso);
-	/* without GRO asked for, a segment size is no concern of ours: the
-	 * bytes are one datagram */
-	wire_gro_load(&w->gro, iov.iov_base, (size_t)n, w->gro_buf ? gso : 0,
-		      msg.msg_flags & MSG_TRUNC);
-	return gro_next(w, cap, l3, tp, tlen, syndrome);
-}
-
 /* Frame syndromes after which l3 cannot describe the header the ICRC
  * covered (options, other flags/offset, lengths, family). */
 #define NOT_CHECKABLE (ROCE_SYN_IP_VERSION | ROCE_SYN_IPV4_HDR_LEN | \
@@ -818,7 +682,7 @@ int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 	if (w->tap)
 		return 0;	/* packets come by ernic_model_rx */
 	if (w->mode == ERNIC_WIRE_UDP)
-		return recv_udp(w, buf, cap, l3, tp, tlen, syndrome);
+		return wire_udp_recv(&w->rx, buf, cap, l3, tp, tlen, syndrome);
 	return recv_frame(w, buf, cap, l3, tp, tlen, syndrome,
 			  icrc_checkable);
 }

@@ -144,4 +144,19 @@ void wire_gro_load(struct wire_gro *g, const uint8_t *buf, size_t len,
 bool wire_gro_next(struct wire_gro *g, const uint8_t **p, size_t *len,
 		   bool *cut);
 
+/* The receive side of a UDP port. */
+struct wire_rx {
+	int fd;			/* ADDR:4791 */
+	int family;
+	uint8_t local[16];	/* ADDR */
+	uint8_t *gro_buf;	/* WIRE_GRO_BUF bytes when UDP_GRO is on */
+	struct wire_gro gro;	/* what was read, being cut up */
+	struct model_wire_stats *stats;
+};
+
+/* model_wire_recv of a UDP port (model_wire.h). */
+int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
+		  struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		  uint32_t *syndrome);
+
 #endif
