@@ -29,7 +29,9 @@
  *         (martian: no route attached) unless
  *         net.ipv4.conf.lo.route_localnet=1, so frame-mode packets to a
  *         UDP-mode port or to rxe on 127.x need that sysctl. Nothing
- *         here changes it.
+ *         here changes it. A UDP-mode sender's GSO trains (see
+ *         model_wire_queue) cross lo whole, one frame: a frame-mode
+ *         port there needs the sender to run with ERNIC_WIRE_OFFLOAD=0.
  */
 #ifndef MODEL_WIRE_H
 #define MODEL_WIRE_H
