@@ -81,8 +81,9 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 
 /*
  * Queue one packet to be sent at the next model_wire_flush (or sooner,
- * when the queue is full); same checks and results as model_wire_send,
- * except that what the kernel says comes from the flush. On the UDP wire
+ * when the queue is full); the same checks as model_wire_send (EINVAL),
+ * but what the kernel says comes from the flush, where every failure is
+ * a loss: no packet is told of another's error. On the UDP wire
  * the queue goes out with few system calls, trains of equal-size packets
  * to one destination QP as UDP GSO datagrams (wire_batch.h); ordering
  * is kept. Elsewhere (frame, tap) it is model_wire_send. Set the

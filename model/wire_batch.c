@@ -91,18 +91,19 @@ int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen)
 {
 	struct wire_tx_ent *e;
-	int rc = 0;
 
 	if (tlen > ROCE_MAX_TRANSPORT || tlen > b->cap)
 		return EMSGSIZE;	/* a bigger one is nothing we build */
+	/* what the kernel says of the others is theirs (their losses),
+	 * not this packet's */
 	if (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen)
-		rc = wire_tx_flush(b);
+		(void)wire_tx_flush(b);
 	e = &b->ent[b->n++];
 	fill_ent(b, e, l3, tp, tlen);
 	e->off = (uint32_t)b->used;
 	memcpy(b->buf + b->used, tp, tlen);
 	b->used += tlen;
-	return rc;
+	return 0;
 }
 
 static bool same_envelope(const struct wire_tx_ent *a,

@@ -100,8 +100,9 @@ int wire_tx_init(struct wire_tx_batch *b, int fd, int family,
 void wire_tx_fini(struct wire_tx_batch *b);
 
 /* Queue one transport packet for l3 (the caller checked l3's source,
- * port and ID); flushes first when it would not fit. 0, or the error of
- * that flush (wire_tx_flush). */
+ * port and ID); flushes first when it would not fit (what that flush
+ * meets are the other packets' losses). 0, or EMSGSIZE past
+ * ROCE_MAX_TRANSPORT. */
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen);
 

@@ -477,6 +477,72 @@ static void test_train_ids(void **state)
 	model_wire_close(b);
 }
 
+/* IPv6 (no ID to patch): a port on ::1 sends a train to itself. */
+static void test_udp_train_v6(void **state)
+{
+	static uint8_t buf[ROCE_MAX_FRAME];
+	uint8_t pkt[ROCE_MAX_TRANSPORT];
+	struct ernic_conf c;
+	char err[256] = "";
+	struct model_wire *w;
+	struct roce_l3 l3;
+	size_t len[5];
+	uint32_t got = 0;
+
+	(void)state;
+	ernic_conf_defaults(&c);
+	c.family = AF_INET6;
+	assert_int_equal(inet_pton(AF_INET6, "::1", c.addr), 1);
+	c.wire = ERNIC_WIRE_UDP;
+	strcpy(c.netdev, "lo");
+	w = model_wire_open(&c, err, sizeof(err));
+	if (!w) {
+		print_message("no UDP port on [::1] (%s): IPv6 not checked\n",
+			      err);
+		return;
+	}
+	memset(&l3, 0, sizeof(l3));
+	l3.family = AF_INET6;
+	memcpy(l3.src, c.addr, 16);
+	memcpy(l3.dst, c.addr, 16);
+	l3.sport = c.udp_sport;
+	l3.dport = ROCE_UDP_PORT;
+	l3.ttl = 64;
+	for (uint32_t k = 0; k < 5; k++) {
+		len[k] = build(pkt, sizeof(pkt), &l3, 5, 300 + k,
+			       k == 4 ? 1 : PAYLOAD);
+		assert_int_equal(model_wire_queue(w, &l3, pkt, len[k]), 0);
+	}
+	assert_int_equal(model_wire_flush(w), 0);
+	assert_int_equal(model_wire_stats(w)->tx_gso, 1);
+	for (int spins = 0; got < 5 && spins < 2000;) {
+		struct pollfd pfd = { .fd = model_wire_fd(w), .events = POLLIN };
+		struct roce_l3 r;
+		const uint8_t *tp;
+		size_t tlen;
+		uint32_t syn;
+		int chk, rc;
+
+		rc = model_wire_recv(w, buf, sizeof(buf), &r, &tp, &tlen,
+				     &syn, &chk);
+		assert_true(rc >= 0);
+		if (!rc) {
+			poll(&pfd, 1, 1);
+			spins++;
+			continue;
+		}
+		assert_int_equal(syn, 0);
+		assert_int_equal(tlen, len[got]);
+		assert_int_equal(ernic_get24(tp + 9), 300 + got);
+		assert_int_equal(roce_icrc(&r, tp, tlen),
+				 ernic_get_le32(tp + tlen - ROCE_ICRC_LEN));
+		got++;
+	}
+	assert_int_equal(got, 5);
+	assert_int_equal(model_wire_stats(w)->rx_calls, 1);
+	model_wire_close(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_udp_no_offload),
 		cmocka_unit_test(test_send_keeps_order),
 		cmocka_unit_test(test_train_ids),
+		cmocka_unit_test(test_udp_train_v6),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
