@@ -152,7 +152,7 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 		return EINVAL;
 	eng_set(e, ERNIC_LSTOUTPKT,
 		p->opcode | (i & 0xFF) << 8 | (p->psn & 0xFFFF) << 16);
-	/* sent at the end of the engine's pass (run_once), in order */
+	/* queued, in order: the lock's holder flushes (engine_priv.h) */
 	return model_wire_queue(e->wire, &l3, e->pkt, n);
 }
 
@@ -462,15 +462,13 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 				next = e->hold[k].until;
 		pthread_mutex_unlock(&e->lock);
 	}
-	/* The responses to what came in (ACKs, read responses' first
-	 * turn) leave now, not after every QP's turn below. */
-	pthread_mutex_lock(&e->lock);
-	model_wire_flush(e->wire);
-	pthread_mutex_unlock(&e->lock);
 
 	for (int w = 0; w < 4; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
+	/* The responses to what came in (ACKs, read responses' first
+	 * turn) leave now, not after every QP's turn below. */
+	model_wire_flush(e->wire);
 	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
 		*busy = true;
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {

@@ -4,11 +4,19 @@
  * handler and RX packet handler of PG332 ch.2, run by one thread per
  * model. Internal to model/.
  *
- * Locking: `eng->lock` guards all engine state; the engine thread holds
- * it while it works and drops it to sleep. Software register writes that
- * need the engine (doorbells) only set a dirty bit and wake the thread;
- * QPCONFi writes take the lock so that a QP disabled by software is
- * never touched by the engine afterwards (PG332 "QP Deletion").
+ * Locking: `eng->lock` guards all engine state and the port's send
+ * queue; the engine thread holds it while it works and drops it to
+ * sleep. An SQ doorbell rung while the thread sleeps sends from the
+ * ringing thread under the lock (engine_thread.c, tx_inline); other
+ * doorbells only set a dirty bit and wake the thread. QPCONFi writes
+ * take the lock so that a QP disabled by software is never touched by
+ * the engine afterwards (PG332 "QP Deletion").
+ *
+ * Packets are queued (eng_send_pkt, model_wire_queue) and leave at
+ * model_wire_flush. Whoever queues packets flushes them before it is
+ * done with the lock, so none waits for another thread: eng_run_once
+ * after its RX loop and at the end of its pass (before the thread may
+ * sleep), tx_inline before it unlocks, ernic_model_rx.
  */
 #ifndef ENGINE_PRIV_H
 #define ENGINE_PRIV_H

@@ -72,6 +72,10 @@ static bool tx_inline(struct eng *e, uint32_t i)
 			timer_arm(e, q->rto_at);
 		done = true;
 	}
+	/* The pump only queued its packets (eng_send_pkt): they leave
+	 * now, while we hold the lock, or they would wait for the sleeping
+	 * thread's next pass, a transport timeout away. */
+	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);
 	return done;
 }

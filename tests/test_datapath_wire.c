@@ -505,6 +505,46 @@ static void test_retry_exceeded(void **state)
 	pair_down(&p);
 }
 
+/*
+ * A doorbell rung while the engine thread sleeps sends from the ringing
+ * thread (model/engine_thread.c, tx_inline), and its packets must leave
+ * before that thread lets go of the engine: queued and left for the
+ * sleeping thread, each would wait for the retransmission timer. With a
+ * 4 s transport timeout, every one of 20 SENDs, one at a time, must
+ * complete in far less.
+ */
+static void test_doorbell_sends_now(void **state)
+{
+	const struct conn slow = { 20, 7, 7, 1, 0 };	/* 4.3 s */
+	struct pair p;
+
+	pair_up2(&p, qp_new(&A, 16, 16, 0), qp_new(&B, 16, 16, 0), &slow,
+		 &slow);
+	for (int k = 0; k < 20; k++) {
+		struct want w[2] = { { .cq = A.cq, .n = 1 },
+				     { .cq = B.cq, .n = 1 } };
+		struct timespec t0, t;
+		long ms;
+
+		/* the engine threads go back to sleep between sends */
+		usleep(2000);
+		post_recv1(p.b, 100 + k, B.buf, 4096, B.mr->lkey);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		post1(p.a, 200 + k, IBV_WR_SEND, A.buf, 64, 0, 0, 0,
+		      IBV_SEND_SIGNALED);
+		drive(w, 2, "SEND from a sleeping engine");
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		ms = (t.tv_sec - t0.tv_sec) * 1000 +
+		     (t.tv_nsec - t0.tv_nsec) / 1000000;
+		check_wc(&w[0].wc[0], 200 + k, IBV_WC_SUCCESS, IBV_WC_SEND,
+			 p.a, p.b);
+		if (ms >= 1000)
+			fail_msg("SEND %d took %ld ms: its packet waited for "
+				 "a timer", k, ms);
+	}
+	pair_down(&p);
+}
+
 /* Two threads post on one QP while a third polls; B posts receives
  * from a thread while A sends. The per-QP locks keep every request. */
 #define THR_N 200
@@ -643,6 +683,8 @@ int dp_run_wire(void)
 		cmocka_unit_test_teardown(test_retry_exceeded, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_threads, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_cq_busy_qps, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_doorbell_sends_now,
+					  dp_qp_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("datapath_wire", wire,
