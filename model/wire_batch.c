@@ -78,8 +78,13 @@ static void fill_ent(const struct wire_tx_batch *b, struct wire_tx_ent *e,
 {
 	e->off = 0;
 	e->len = (uint32_t)tlen;
-	/* a runt has no QP: it never joins a train (see wire_tx_run) */
+	/* A runt has no QP, and QP1's MADs go to a shared device's
+	 * processes by what they carry (wire_steer.h), which steering
+	 * reads in a train's first segment only: neither ever joins a
+	 * train (see wire_tx_run). */
 	e->dqp = tlen >= ROCE_BTH_LEN ? ernic_get24(tp + 5) : UINT32_MAX;
+	if (e->dqp == IB_QP1)
+		e->dqp = UINT32_MAX;
 	e->dport = l3->dport;
 	e->tos = l3->tos;
 	e->ttl = l3->ttl;

@@ -165,6 +165,19 @@ static void test_runs(void **state)
 	b->n = 0;
 	b->used = 0;
 
+	/* QP1 never trains: its MADs are steered one by one by what they
+	 * carry (CM service ID, communication ID), not by QP */
+	for (int k = 0; k < 4; k++)
+		add(b, &l3, IB_QP1, psn++, 256);
+	add(b, &l3, 5, psn++, 256);
+	add(b, &l3, 5, psn++, 256);
+	assert_int_equal(runs_of(b, runs), 5);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(runs[k], 1);
+	assert_int_equal(runs[4], 2);
+	b->n = 0;
+	b->used = 0;
+
 	/* at most 64 segments */
 	for (int k = 0; k < 70; k++)
 		add(b, &l3, 5, psn++, 16);
