@@ -20,6 +20,7 @@
 #include "ernic_devstate.h"
 #include "model_wire.h"
 #include "wire_batch.h"
+#include "wire_frame.h"
 #include "wire_steer.h"
 
 #ifndef PACKET_IGNORE_OUTGOING
@@ -31,9 +32,6 @@
 #ifndef SOL_UDP
 #define SOL_UDP 17
 #endif
-
-/* A burst of foreign frames must not keep model_wire_recv busy. */
-#define RECV_SKIP_MAX 64
 
 struct model_wire {
 	enum ernic_wire mode;
@@ -54,6 +52,8 @@ struct model_wire {
 	/* UDP mode: the send batch, and the receive side (wire_batch.h) */
 	struct wire_tx_batch *tx;
 	struct wire_rx rx;
+	/* frame mode: the receive side (wire_frame.h) */
+	struct wire_frame_rx frx;
 	struct model_wire_stats stats;
 };
 
@@ -471,7 +471,9 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 		return -1;
 	}
 	w->send_fd = w->fd;
-	return 0;
+	errno = wire_frame_init(&w->frx, w->fd, &w->local, &w->stats, err,
+				errlen);
+	return errno ? -1 : 0;
 }
 
 struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
@@ -552,6 +554,7 @@ void model_wire_close(struct model_wire *w)
 		free(w->tx);
 	}
 	free(w->rx.gro_buf);
+	wire_frame_fini(&w->frx);
 	free(w);
 }
 
@@ -632,46 +635,6 @@ const struct model_wire_stats *model_wire_stats(const struct model_wire *w)
 	return &w->stats;
 }
 
-/* Frame syndromes after which l3 cannot describe the header the ICRC
- * covered (options, other flags/offset, lengths, family). */
-#define NOT_CHECKABLE (ROCE_SYN_IP_VERSION | ROCE_SYN_IPV4_HDR_LEN | \
-		       ROCE_SYN_IPV4_FLAGS | ROCE_SYN_IPV4_FRAG | \
-		       ROCE_SYN_IP_LEN | ROCE_SYN_UDP_LEN | ROCE_SYN_MALFORMED)
-
-static int recv_frame(struct model_wire *w, uint8_t *buf, size_t cap,
-		      struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		      uint32_t *syndrome, int *icrc_checkable)
-{
-	for (int i = 0; i < RECV_SKIP_MAX; i++) {
-		struct sockaddr_ll sll;
-		socklen_t sl = sizeof(sll);
-		ssize_t n;
-		uint32_t syn;
-
-		n = recvfrom(w->fd, buf, cap, MSG_DONTWAIT | MSG_TRUNC,
-			     (struct sockaddr *)&sll, &sl);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (sl >= sizeof(sll) && sll.sll_pkttype == PACKET_OUTGOING)
-			continue;
-		syn = roce_frame_parse(buf, (size_t)n < cap ? (size_t)n : cap,
-				       &w->local, l3, tp, tlen);
-		if (syn == ROCE_NOT_ROCE)
-			continue;
-		if ((size_t)n > cap)	/* longer than any RoCE frame */
-			syn = ROCE_SYN_MALFORMED;
-		*syndrome = syn;
-		*icrc_checkable = !(syn & NOT_CHECKABLE);
-		return 1;
-	}
-	return 0;	/* more may be pending: the fd stays readable */
-}
-
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
 		    uint32_t *syndrome, int *icrc_checkable)
@@ -683,6 +646,6 @@ int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		return 0;	/* packets come by ernic_model_rx */
 	if (w->mode == ERNIC_WIRE_UDP)
 		return wire_udp_recv(&w->rx, buf, cap, l3, tp, tlen, syndrome);
-	return recv_frame(w, buf, cap, l3, tp, tlen, syndrome,
-			  icrc_checkable);
+	return wire_frame_recv(&w->frx, cap, l3, tp, tlen, syndrome,
+			       icrc_checkable);
 }

@@ -88,9 +88,9 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
  * to one destination QP as UDP GSO datagrams (wire_batch.h); ordering
  * is kept. Elsewhere (frame, tap) it is model_wire_send. Set the
  * environment variable ERNIC_WIRE_OFFLOAD=0 for no GSO and no GRO
- * (sendmmsg batches only): a capture on lo then shows each packet, and
- * a frame-wire port on this host can take a UDP wire's packets (lo
- * carries a GSO datagram whole; AF_PACKET would see one large frame).
+ * (sendmmsg batches only): a capture on lo then shows each packet (lo
+ * carries a GSO datagram whole: AF_PACKET sees one large frame, which
+ * the frame wire and tests/icrc_check cut up, but tshark does not).
  * Not for concurrent use with model_wire_send on the same port.
  */
 int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
@@ -99,7 +99,8 @@ int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
  * a loss (EMSGSIZE: over the path MTU). */
 int model_wire_flush(struct model_wire *w);
 
-/* What the UDP wire did (zeros elsewhere): for tests and benchmarks. */
+/* What the wire did (a tap port: zeros): for tests and benchmarks. The
+ * rx_ counters count frames on the frame wire. */
 struct model_wire_stats {
 	uint64_t tx_pkts;	/* packets handed to the kernel */
 	uint64_t tx_calls;	/* sendmsg/sendmmsg calls */
@@ -109,6 +110,7 @@ struct model_wire_stats {
 	uint64_t tx_dropped;	/* packets lost to full buffers, errors */
 	uint64_t rx_calls;	/* reads that brought data */
 	uint64_t rx_pkts;	/* datagrams handed out (GRO: split) */
+	uint64_t rx_trains;	/* frame wire: UDP GSO trains cut up */
 };
 const struct model_wire_stats *model_wire_stats(const struct model_wire *w);
 
@@ -127,7 +129,7 @@ int model_wire_fd(const struct model_wire *w);
 
 /*
  * Receive one packet without blocking. On success *tp, *tlen give the
- * transport bytes (inside buf, or inside the port's UDP_GRO buffer: valid
+ * transport bytes (inside buf, or inside the port's own buffer: valid
  * until the next call), l3 the envelope, and *syndrome the
  * Table 2-3 bits found so far (frame checks); *icrc_checkable says
  * whether l3 is complete enough for a full ICRC check. Returns 1 (got
@@ -149,6 +151,11 @@ int model_wire_fd(const struct model_wire *w);
  * (the fd is not readable meanwhile: call until 0), each checked as a
  * datagram read alone would be (a last one cut short is just shorter).
  * See model_wire_queue for ERNIC_WIRE_OFFLOAD=0.
+ *
+ * Frame mode: a UDP GSO train that a sender on this host sent to us
+ * through lo or a veth arrives as one frame; its packets are returned
+ * one per call as the frames the kernel would have split it into
+ * (wire_frame.h), each then checked as any frame.
  */
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,

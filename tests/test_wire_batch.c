@@ -7,7 +7,9 @@
  * with the system calls the batching promises. With CAP_NET_RAW the
  * train as loopback carries it (one frame) is cut by hand and every
  * segment k checked for the ICRC of IPv4 ID k, the ID the kernel gives
- * it when it splits the train.
+ * it when it splits the train, and a frame-wire port on 127.0.0.64
+ * must get each packet of such frames (model/wire_frame.h). QP1's MADs
+ * never train.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,6 +35,7 @@
 #include "model_wire.h"
 #include "roce_pkt.h"
 #include "wire_batch.h"
+#include "wire_frame.h"
 
 #define ADDR_A "127.0.0.62"
 #define ADDR_B "127.0.0.63"
@@ -259,6 +262,116 @@ static void test_gro_split(void **state)
 	expect_seg(&g, buf + 1, 1, false);
 	expect_seg(&g, buf + 2, 1, false);
 	assert_false(wire_gro_next(&g, &p, &n, &c));
+}
+
+/* ---- finding a train's packets in one frame (wire_frame.h) ---- */
+
+/* A WRITE MIDDLE/LAST of `pay` bytes whose payload is `fill`, repeated. */
+static size_t build_fill(uint8_t *buf, const struct roce_l3 *l3,
+			 uint32_t psn, uint32_t pay, const uint8_t *fill,
+			 size_t flen)
+{
+	uint8_t data[PAYLOAD];
+	struct roce_pkt p;
+	size_t n;
+
+	for (uint32_t k = 0; k < pay; k++)
+		data[k] = fill[k % flen];
+	memset(&p, 0, sizeof(p));
+	p.opcode = ROCE_RC_WRITE_MIDDLE;
+	p.pkey = ROCE_DEFAULT_PKEY;
+	p.dqpn = 5;
+	p.psn = psn;
+	p.payload = data;
+	p.payload_len = pay;
+	n = roce_build(buf, ROCE_MAX_TRANSPORT, &p, l3);
+	assert_int_not_equal(n, 0);
+	return n;
+}
+
+static void test_train_seg(void **state)
+{
+	static uint8_t t[8 * ROCE_MAX_TRANSPORT];
+	/* what every packet to QP 5 has at bytes 2..7, as an 8-byte
+	 * block that a payload (from byte 12 on) repeats at every
+	 * multiple of 8 */
+	static const uint8_t bth[8] = { 0, 0, 0, 5, 1, 2, 0xff, 0xff };
+	static const uint8_t zero[1] = { 0 };
+	struct roce_l3 l3, l3k;
+	size_t n = 0, len, one;
+
+	(void)state;
+	l3_to(&l3, ADDR_A, ADDR_C, 0, 64);
+	/* three of 1024 B payload and a short last, IDs 0..3 */
+	for (uint32_t k = 0; k < 4; k++) {
+		uint8_t *p = t + n;
+
+		l3k = l3;
+		l3k.ip_id = (uint16_t)k;
+		len = build(p, ROCE_MAX_TRANSPORT, &l3k, 5, 10 + k,
+			    k == 3 ? 100 : PAYLOAD);
+		n += len;
+	}
+	one = n - len;
+	one /= 3;
+	assert_int_equal(wire_train_seg(&l3, t, n), one);
+	/* one packet alone, or with the last cut: no train */
+	assert_int_equal(wire_train_seg(&l3, t, one), 0);
+	assert_int_equal(wire_train_seg(&l3, t, 3 * one + 12), 0);
+	assert_int_equal(wire_train_seg(&l3, t, n - 2), 0);
+	/* a wrong ICRC in the first: no size is right */
+	t[20] ^= 1;
+	assert_int_equal(wire_train_seg(&l3, t, n), 0);
+	t[20] ^= 1;
+	/* another address: its ICRC does not hold */
+	l3k = l3;
+	l3k.dst[3]++;
+	assert_int_equal(wire_train_seg(&l3k, t, n), 0);
+	/* another QP in the second packet: not one train */
+	t[one + 7] = 6;
+	assert_int_equal(wire_train_seg(&l3, t, n), 0);
+	t[one + 7] = 5;
+
+	/* payloads that look like BTHs where a smaller size would put
+	 * the next packet: those sizes fail on the ICRC, the real one
+	 * is found */
+	n = 0;
+	for (uint32_t k = 0; k < 3; k++) {
+		l3k = l3;
+		l3k.ip_id = (uint16_t)k;
+		n += build_fill(t + n, &l3k, 20 + k, PAYLOAD, bth,
+				sizeof(bth));
+	}
+	one = n / 3;
+	/* (a packet at every multiple of 8 looks right) */
+	assert_int_equal(one % 8, 0);
+	assert_true(WIRE_SEG_TRIES < one / 8);
+	assert_int_equal(wire_train_seg(&l3, t, n), 0);	/* tries ran out */
+	n = 0;
+	for (uint32_t k = 0; k < 3; k++) {
+		l3k = l3;
+		l3k.ip_id = (uint16_t)k;
+		n += build_fill(t + n, &l3k, 20 + k, PAYLOAD, zero, 1);
+	}
+	/* decoys: what a packet begins with at 520 in every packet (a
+	 * train of 520-byte packets passes all but the ICRC), at 40 in the
+	 * first only; the ICRCs made good again for the new payloads */
+	for (uint32_t k = 0; k < 3; k++) {
+		uint8_t *p = t + k * one;
+
+		memcpy(p + 520 + 2, t + 2, 6);
+		if (!k)
+			memcpy(p + 40 + 2, t + 2, 6);
+		l3k = l3;
+		l3k.ip_id = (uint16_t)k;
+		ernic_put_le32(p + one - ROCE_ICRC_LEN,
+			       roce_icrc(&l3k, p, one));
+	}
+	assert_int_equal(wire_train_seg(&l3, t, n), one);
+	/* nothing to find in what is not a train */
+	assert_int_equal(wire_train_seg(&l3, t, 30), 0);
+	assert_int_equal(wire_train_seg(&l3, t, 2 * WIRE_SEG_MIN + 2), 0);
+	assert_int_equal(wire_train_seg(NULL, t, n), 0);
 }
 
 /* ---- real sockets ---- */
@@ -490,6 +603,84 @@ static void test_train_ids(void **state)
 	model_wire_close(b);
 }
 
+/*
+ * A frame-wire port on lo fed by a UDP-wire port: lo carries each train
+ * whole, as one frame; the frame wire hands out its packets one by one,
+ * each with the envelope of the frame the kernel would split it into
+ * (IPv4 ID k), its ICRC good under it. Needs CAP_NET_RAW.
+ */
+static void test_frame_gets_trains(void **state)
+{
+	uint8_t pkt[ROCE_MAX_TRANSPORT];
+	struct ernic_conf c;
+	char err[256] = "";
+	struct model_wire *a, *f;
+	struct roce_l3 l3;
+	struct sent s[NSENT];
+	uint32_t got = 0, first = 0;
+
+	(void)state;
+	ernic_conf_defaults(&c);
+	c.family = AF_INET;
+	assert_int_equal(inet_pton(AF_INET, ADDR_C, c.addr), 1);
+	c.wire = ERNIC_WIRE_FRAME;
+	strcpy(c.netdev, "lo");
+	memset(c.mac, 0, sizeof(c.mac));	/* lo's */
+	f = model_wire_open(&c, err, sizeof(err));
+	if (!f) {
+		print_message("no frame port on lo (%s): not checked\n", err);
+		return;
+	}
+	a = open_wire(ADDR_A);
+	l3_to(&l3, ADDR_A, ADDR_C, 0, 64);
+	/* a train of 11 to QP 5 (the last shorter), one to QP 6, two to
+	 * QP 5 again; then two ACK-sized packets to QP 5: a train too */
+	for (uint32_t k = 0; k < NSENT; k++) {
+		s[k].qpn = k == 11 ? 6 : 5;
+		s[k].psn = 100 + k;
+		s[k].len = build(pkt, sizeof(pkt), &l3, s[k].qpn, s[k].psn,
+				 k == 10 ? 333 : k >= 12 ? 4 : PAYLOAD);
+		assert_int_equal(model_wire_queue(a, &l3, pkt, s[k].len), 0);
+	}
+	assert_int_equal(model_wire_flush(a), 0);
+	assert_int_equal(model_wire_stats(a)->tx_gso, 2);
+	for (int spins = 0; got < NSENT && spins < 2000;) {
+		static uint8_t buf[ROCE_MAX_FRAME + 64];
+		struct pollfd pfd = { .fd = model_wire_fd(f), .events = POLLIN };
+		struct roce_l3 r;
+		const uint8_t *tp;
+		size_t tlen;
+		uint32_t syn;
+		int chk, rc;
+
+		rc = model_wire_recv(f, buf, sizeof(buf), &r, &tp, &tlen,
+				     &syn, &chk);
+		assert_true(rc >= 0);
+		if (!rc) {
+			poll(&pfd, 1, 1);
+			spins++;
+			continue;
+		}
+		assert_int_equal(syn, 0);
+		assert_int_equal(chk, 1);
+		assert_int_equal(tlen, s[got].len);
+		assert_int_equal(ernic_get24(tp + 5), s[got].qpn);
+		assert_int_equal(ernic_get24(tp + 9), s[got].psn);
+		/* IDs count from each datagram's first packet */
+		if (got == 0 || got == 11 || got == 12)
+			first = got;
+		assert_int_equal(r.ip_id, got - first);
+		assert_int_equal(roce_icrc(&r, tp, tlen),
+				 ernic_get_le32(tp + tlen - ROCE_ICRC_LEN));
+		got++;
+	}
+	assert_int_equal(got, NSENT);
+	assert_int_equal(model_wire_stats(f)->rx_trains, 2);
+	assert_int_equal(model_wire_stats(f)->rx_pkts, NSENT);
+	model_wire_close(a);
+	model_wire_close(f);
+}
+
 /* IPv6 (no ID to patch): a port on ::1 sends a train to itself. */
 static void test_udp_train_v6(void **state)
 {
@@ -561,11 +752,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runs),
 		cmocka_unit_test(test_gro_split),
+		cmocka_unit_test(test_train_seg),
 		cmocka_unit_test(test_udp_train),
 		cmocka_unit_test(test_udp_no_offload),
 		cmocka_unit_test(test_send_keeps_order),
 		cmocka_unit_test(test_train_ids),
 		cmocka_unit_test(test_udp_train_v6),
+		cmocka_unit_test(test_frame_gets_trains),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

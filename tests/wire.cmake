@@ -34,7 +34,8 @@ set_tests_properties(steer_frame PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
 
 # Batching on the UDP wire (model/wire_batch.h): GSO trains, GRO buffers
 # cut back into datagrams, the order and ICRCs over real sockets on
-# 127.0.0.62/.63 (with CAP_NET_RAW also the train's IPv4 IDs on lo).
+# 127.0.0.62/.63 (with CAP_NET_RAW also the train's IPv4 IDs on lo, and
+# a frame-wire port on .64 cutting the trains it gets: wire_frame.h).
 add_executable(test_wire_batch ${CMAKE_CURRENT_LIST_DIR}/test_wire_batch.c)
 target_link_libraries(test_wire_batch PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/* The frame wire's receive side, and UDP GSO trains cut back into their
+ * packets (wire_frame.h). */
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "ernic_wire.h"
+#include "wire_frame.h"
+
+/* A burst of foreign frames must not keep model_wire_recv busy. */
+#define RECV_SKIP_MAX 64
+
+/* Frame syndromes after which l3 cannot describe the header the ICRC
+ * covered (options, other flags/offset, lengths, family). */
+#define NOT_CHECKABLE (ROCE_SYN_IP_VERSION | ROCE_SYN_IPV4_HDR_LEN | \
+		       ROCE_SYN_IPV4_FLAGS | ROCE_SYN_IPV4_FRAG | \
+		       ROCE_SYN_IP_LEN | ROCE_SYN_UDP_LEN | ROCE_SYN_MALFORMED)
+
+/* Every packet of a train of s-byte packets begins as the first does
+ * (P_Key, reserved byte, destination QP), and the last is a packet. */
+static bool train_fits(const uint8_t *tp, size_t tlen, size_t s)
+{
+	size_t off;
+
+	for (off = s; tlen - off > s; off += s)
+		if (memcmp(tp + off + 2, tp + 2, 6))
+			return false;
+	/* the last: tlen - off bytes, 0 < them <= s */
+	return tlen - off >= WIRE_SEG_MIN && !memcmp(tp + off + 2, tp + 2, 6);
+}
+
+size_t wire_train_seg(const struct roce_l3 *l3, const uint8_t *tp,
+		      size_t tlen)
+{
+	unsigned int tries = 0;
+	size_t max;
+
+	if (!l3 || !tp || tlen < 2 * WIRE_SEG_MIN || tlen % 4)
+		return 0;
+	max = tlen - WIRE_SEG_MIN;	/* room for a last packet */
+	if (max > ROCE_MAX_TRANSPORT)
+		max = ROCE_MAX_TRANSPORT;
+	for (size_t s = WIRE_SEG_MIN; s <= max; s += 4) {
+		/* cheap first: the next packet's BTH where s says */
+		if (memcmp(tp + s + 2, tp + 2, 6) || !train_fits(tp, tlen, s))
+			continue;
+		if (++tries > WIRE_SEG_TRIES)
+			return 0;
+		if (roce_icrc(l3, tp, s) ==
+		    ernic_get_le32(tp + s - ROCE_ICRC_LEN))
+			return s;
+	}
+	return 0;
+}
+
+int wire_frame_init(struct wire_frame_rx *r, int fd,
+		    const struct roce_l3 *local,
+		    struct model_wire_stats *stats, char *err, size_t errlen)
+{
+	int one = 1;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = fd;
+	r->local = *local;
+	r->stats = stats;
+	/* tp_status: which frames this host's stack built (wire_frame.h) */
+	if (setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one))) {
+		int e = errno;
+
+		snprintf(err, errlen, "AF_PACKET auxiliary data: %s",
+			 strerror(e));
+		return e;
+	}
+	r->buf = malloc(WIRE_FRAME_BUF);
+	if (!r->buf) {
+		snprintf(err, errlen, "wire: out of memory");
+		return ENOMEM;
+	}
+	return 0;
+}
+
+void wire_frame_fini(struct wire_frame_rx *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+	r->pending = false;
+}
+
+/* The next packet of the train being handed out, as a frame of its own
+ * would give it. */
+static int train_next(struct wire_frame_rx *r, struct roce_l3 *l3,
+		      const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
+		      int *icrc_checkable)
+{
+	size_t n = r->left < r->seg ? r->left : r->seg;
+
+	*l3 = r->l3;
+	/* the kernel numbers the packets of a train it splits on */
+	if (l3->family == AF_INET)
+		l3->ip_id = (uint16_t)(r->l3.ip_id + r->k);
+	*tp = r->tp;
+	*tlen = n;
+	*syndrome = 0;
+	*icrc_checkable = 1;
+	r->tp += n;
+	r->left -= n;
+	r->k++;
+	r->pending = r->left != 0;
+	r->stats->rx_pkts++;
+	return 1;
+}
+
+/* One frame read: n bytes (more than the buffer: it was cut), aux its
+ * tp_status. 1 with a packet (or a train's first), 0 if not ours. */
+static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
+		      uint32_t status, struct roce_l3 *l3, const uint8_t **tp,
+		      size_t *tlen, uint32_t *syndrome, int *icrc_checkable)
+{
+	size_t have = n < WIRE_FRAME_BUF ? n : WIRE_FRAME_BUF;
+	uint32_t syn;
+
+	syn = roce_frame_parse(r->buf, have, &r->local, l3, tp, tlen);
+	if (syn == ROCE_NOT_ROCE)
+		return 0;
+	if (!syn && n <= WIRE_FRAME_BUF &&
+	    (status & TP_STATUS_CSUMNOTREADY)) {
+		size_t seg = wire_train_seg(l3, *tp, *tlen);
+
+		if (seg) {
+			r->l3 = *l3;
+			r->tp = *tp;
+			r->left = *tlen;
+			r->seg = seg;
+			r->k = 0;
+			r->stats->rx_trains++;
+			return train_next(r, l3, tp, tlen, syndrome,
+					  icrc_checkable);
+		}
+	}
+	r->stats->rx_pkts++;
+	if (n > cap) {
+		/* longer than any RoCE frame: what fits, flagged */
+		syn = roce_frame_parse(r->buf, cap, &r->local, l3, tp, tlen);
+		if (syn == ROCE_NOT_ROCE)
+			return 0;
+		syn = ROCE_SYN_MALFORMED;
+	}
+	*syndrome = syn;
+	*icrc_checkable = !(syn & NOT_CHECKABLE);
+	return 1;
+}
+
+int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
+		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
+		    int *icrc_checkable)
+{
+	if (r->pending)
+		return train_next(r, l3, tp, tlen, syndrome, icrc_checkable);
+	if (cap > WIRE_FRAME_BUF)
+		cap = WIRE_FRAME_BUF;
+	for (int i = 0; i < RECV_SKIP_MAX; i++) {
+		struct sockaddr_ll sll;
+		struct iovec iov = { .iov_base = r->buf,
+				     .iov_len = WIRE_FRAME_BUF };
+		union {
+			char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
+			struct cmsghdr align;
+		} cbuf;
+		struct msghdr msg = { .msg_name = &sll,
+				      .msg_namelen = sizeof(sll),
+				      .msg_iov = &iov, .msg_iovlen = 1,
+				      .msg_control = cbuf.buf,
+				      .msg_controllen = sizeof(cbuf.buf) };
+		uint32_t status = 0;
+		struct cmsghdr *c;
+		ssize_t n;
+
+		n = recvmsg(r->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (msg.msg_namelen >= sizeof(sll) &&
+		    sll.sll_pkttype == PACKET_OUTGOING)
+			continue;
+		r->stats->rx_calls++;
+		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+			struct tpacket_auxdata aux;
+
+			if (c->cmsg_level != SOL_PACKET ||
+			    c->cmsg_type != PACKET_AUXDATA ||
+			    c->cmsg_len < CMSG_LEN(sizeof(aux)))
+				continue;
+			memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+			status = aux.tp_status;
+		}
+		if (take_frame(r, (size_t)n, cap, status, l3, tp, tlen,
+			       syndrome, icrc_checkable))
+			return 1;
+	}
+	return 0;	/* more may be pending: the fd stays readable */
+}
