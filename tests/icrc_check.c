@@ -18,6 +18,14 @@
  *    read from the captured headers, when this build has it
  *    (ICRC_HAVE_MODEL); --require-model makes its absence an error.
  *
+ * A frame whose ICRC is wrong may be a UDP GSO train that lo or a veth
+ * carried whole (the software ERNIC's udp wire sends the packets of a
+ * message so): it counts as one when it cuts into packets of one size
+ * (and a shorter last) that each begin as the first does and each carry
+ * the right ICRC under the headers the kernel gives them when it splits
+ * the train (their own lengths; IPv4 ID the train's + k). Each is then
+ * checked and counted as a packet.
+ *
  * Also an error: a truncated capture, IP/UDP lengths that disagree with
  * the frame, a transport packet too short for BTH + ICRC, IPv4 options
  * or fragments. Prints per-file counts and an opcode histogram.
@@ -46,6 +54,8 @@
 #define ROCEV2_PORT 4791
 #define BTH_LEN 12
 #define ICRC_LEN 4
+/* The longest transport packet: BTH, RETH, ImmDt, 4096 B, ICRC. */
+#define MAX_TPKT (BTH_LEN + 16 + 4 + 4096 + ICRC_LEN)
 #define MAX_REPORTS 10
 
 #ifndef DLT_LINUX_SLL2
@@ -55,6 +65,7 @@
 struct counts {
 	unsigned long frames, roce, good, bad, malformed, other;
 	unsigned long model_agree, model_disagree;
+	unsigned long trains, train_pkts;	/* UDP GSO trains, whole */
 	unsigned long opcodes[256];
 };
 
@@ -307,8 +318,10 @@ static const char *opcode_name(uint8_t op)
 	return "?";
 }
 
-static void check_packet(const char *file, unsigned long frame,
-			 const struct roce_view *v, struct counts *c)
+/* Count one packet (of a frame, or of a train in it) and report it if
+ * its ICRC is wrong by either computation. */
+static void check_one(const char *file, unsigned long frame,
+		      const struct roce_view *v, struct counts *c)
 {
 	const uint8_t *icrc = v->tp + v->tlen - ICRC_LEN;
 	uint32_t wire = rd_le32(icrc), want = icrc_independent(v);
@@ -342,6 +355,102 @@ static void check_packet(const char *file, unsigned long frame,
 		}
 	}
 #endif
+}
+
+/*
+ * A UDP GSO train seen whole. A sender that hands the kernel several
+ * RoCEv2 packets as one datagram (UDP_SEGMENT: the software ERNIC's
+ * udp wire does) has them carried whole by lo and veth, so a capture
+ * there holds one frame whose UDP payload is the packets back to back,
+ * all of one size but a shorter last one. Each is checked under the
+ * headers the kernel gives it when it splits the train: its own IP and
+ * UDP lengths and, for IPv4, the train's identification plus k.
+ */
+struct seg_hdrs {
+	uint8_t ip[40], udp[8];
+};
+
+static void wr16(uint8_t *p, size_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* The view of packet k of the train in v: len bytes at off. */
+static void seg_view(const struct roce_view *v, struct seg_hdrs *h,
+		     size_t off, size_t len, unsigned int k,
+		     struct roce_view *seg)
+{
+	memcpy(h->ip, v->ip, v->ip_len);
+	memcpy(h->udp, v->udp, 8);
+	if (v->family == AF_INET) {
+		wr16(h->ip + 2, 20 + 8 + len);
+		wr16(h->ip + 4, (rd16(v->ip + 4) + k) & 0xffff);
+	} else {
+		wr16(h->ip + 4, 8 + len);
+	}
+	wr16(h->udp + 4, 8 + len);
+	*seg = (struct roce_view){ .ip = h->ip, .ip_len = v->ip_len,
+				   .family = v->family, .udp = h->udp,
+				   .tp = v->tp + off, .tlen = len };
+}
+
+/* The packet size s that cuts v into a train: every packet at k * s
+ * starts with the first one's P_Key, reserved byte and destination QP,
+ * is at least a BTH and an ICRC long, and ends with its own ICRC
+ * (independent computation). 0 when no size does. */
+static size_t train_size(const struct roce_view *v)
+{
+	size_t s, off, len;
+
+	if (v->tlen % 4 || v->tlen < 2 * (BTH_LEN + ICRC_LEN))
+		return 0;
+	for (s = BTH_LEN + ICRC_LEN;
+	     s + BTH_LEN + ICRC_LEN <= v->tlen && s <= MAX_TPKT; s += 4) {
+		bool ok = true;
+		unsigned int k;
+
+		for (off = 0; ok && off < v->tlen; off += len) {
+			len = v->tlen - off < s ? v->tlen - off : s;
+			ok = len >= BTH_LEN + ICRC_LEN &&
+			     !memcmp(v->tp + off + 2, v->tp + 2, 6);
+		}
+		for (off = 0, k = 0; ok && off < v->tlen; off += len, k++) {
+			struct seg_hdrs h;
+			struct roce_view seg;
+
+			len = v->tlen - off < s ? v->tlen - off : s;
+			seg_view(v, &h, off, len, k, &seg);
+			ok = icrc_independent(&seg) ==
+			     rd_le32(seg.tp + len - ICRC_LEN);
+		}
+		if (ok)
+			return s;
+	}
+	return 0;
+}
+
+static void check_packet(const char *file, unsigned long frame,
+			 const struct roce_view *v, struct counts *c)
+{
+	size_t s, off, len;
+	unsigned int k = 0;
+
+	if (icrc_independent(v) == rd_le32(v->tp + v->tlen - ICRC_LEN) ||
+	    !(s = train_size(v))) {
+		check_one(file, frame, v, c);
+		return;
+	}
+	c->trains++;
+	for (off = 0; off < v->tlen; off += len, k++) {
+		struct seg_hdrs h;
+		struct roce_view seg;
+
+		len = v->tlen - off < s ? v->tlen - off : s;
+		seg_view(v, &h, off, len, k, &seg);
+		check_one(file, frame, &seg, c);
+		c->train_pkts++;
+	}
 }
 
 static int check_file(const char *file, struct counts *c)
@@ -443,9 +552,10 @@ static int selftest(void)
 /*
  * Sample captures to test the checks themselves (tests/apps/
  * pcap_selftest.sh): "good" holds four well-formed RC packets with
- * correct ICRCs (SEND_ONLY, RDMA WRITE_ONLY with pad, READ_REQ, ACK);
- * "bad" holds the same with the WRITE's ICRC corrupted, plus a packet
- * too short for a BTH.
+ * correct ICRCs (SEND_ONLY, RDMA WRITE_ONLY with pad, READ_REQ, ACK)
+ * and a UDP GSO train of three SEND_ONLYs as lo carries it; "bad" holds
+ * the same with the WRITE's ICRC corrupted, a packet too short for a
+ * BTH before the train, and the train's second ICRC corrupted.
  */
 static size_t sample_frame(uint8_t *f, uint16_t id, const uint8_t *tp,
 			   size_t tlen, bool good_icrc)
@@ -483,6 +593,38 @@ static size_t sample_frame(uint8_t *f, uint16_t id, const uint8_t *tp,
 			udp[8 + tlen - 4 + i] = (uint8_t)(crc >> (8 * i));
 	}
 	return 14 + 20 + 8 + tlen;
+}
+
+/* A UDP GSO train of n copies of tp (PSNs counting up) as lo carries
+ * it, each copy's ICRC for the headers it gets when split; copy `bad`
+ * (n: none) with its ICRC off by one bit. */
+static size_t sample_train(uint8_t *f, uint16_t id, const uint8_t *tp,
+			   size_t tlen, unsigned int n, unsigned int bad)
+{
+	uint8_t all[4 * 64];
+	struct roce_view v;
+	size_t len;
+
+	for (unsigned int k = 0; k < n; k++) {
+		memcpy(all + k * tlen, tp, tlen);
+		all[k * tlen + 11] = (uint8_t)(tp[11] + k);	/* PSN */
+	}
+	len = sample_frame(f, id, all, n * tlen, true);
+	v = (struct roce_view){ .ip = f + 14, .ip_len = 20,
+				.family = AF_INET, .udp = f + 14 + 20,
+				.tp = f + 14 + 20 + 8, .tlen = n * tlen };
+	for (unsigned int k = 0; k < n; k++) {
+		struct seg_hdrs h;
+		struct roce_view seg;
+		uint32_t crc;
+
+		seg_view(&v, &h, k * tlen, tlen, k, &seg);
+		crc = icrc_independent(&seg) ^ (k == bad ? 0x1000 : 0);
+		for (int i = 0; i < 4; i++)
+			f[14 + 20 + 8 + (k + 1) * tlen - 4 + i] =
+				(uint8_t)(crc >> (8 * i));
+	}
+	return len;
 }
 
 static int write_sample(const char *kind, const char *file)
@@ -545,6 +687,12 @@ static int write_sample(const char *kind, const char *file)
 	if (bad)
 		DUMP(runt, true);
 #undef DUMP
+	/* a train of three SEND_ONLYs (bad: the second's ICRC off) */
+	n = sample_train(frame, (uint16_t)(h.ts.tv_sec + 1), send_only,
+			 sizeof(send_only), 3, bad ? 1 : 3);
+	h.caplen = h.len = (bpf_u_int32)n;
+	h.ts.tv_sec++;
+	pcap_dump((u_char *)d, &h, frame);
 	pcap_dump_close(d);
 	pcap_close(pc);
 	return 0;
@@ -613,6 +761,8 @@ int main(int argc, char **argv)
 	printf("icrc_check: %d file(s): %lu frames, %lu RoCEv2, ICRC good %lu, "
 	       "bad %lu, malformed %lu, other %lu\n", nfiles, c.frames, c.roce,
 	       c.good, c.bad, c.malformed, c.other);
+	printf("icrc_check: UDP GSO trains seen whole: %lu, holding %lu "
+	       "packets\n", c.trains, c.train_pkts);
 #ifdef ICRC_HAVE_MODEL
 	printf("icrc_check: model roce_icrc(): agrees %lu, disagrees %lu\n",
 	       c.model_agree, c.model_disagree);
