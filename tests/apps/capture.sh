@@ -6,7 +6,8 @@
 # ernict1), then between two frame-wire devices made here (ernicf0 =
 # 127.0.0.42, ernicf1 = 127.0.0.43). Each capture must decode in tshark
 # as InfiniBand with no malformed packet or error, contain every RC
-# opcode the traffic needs, and pass icrc_check (every ICRC verified).
+# opcode the traffic needs, and pass icrc_check (every ICRC verified,
+# also of every packet in the UDP wire's GSO trains).
 #   usage: capture.sh PATH/TO/icrc_check
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -16,14 +17,12 @@ need_cmds dumpcap tshark ibv_rc_pingpong ib_write_bw ib_send_bw ib_read_bw \
 : "${ERNICCTL:?}" "${SYSFS_PATH:?}"
 ICRC_CHECK=$(readlink -f "${1:?usage: $0 PATH/TO/icrc_check}")
 
-# lo carries a UDP GSO train whole, so dumpcap would see each train of
-# packets as one datagram: the UDP wire sends them one by one here
-# (model_wire.h, ERNIC_WIRE_OFFLOAD).
+# The UDP wire sends a message's packets as UDP GSO trains, which lo
+# carries whole: dumpcap sees one frame per train, which icrc_check
+# cuts up (check_capture).
 define_host udp0 ernict0 127.0.0.2
 define_host udp1 ernict1 127.0.0.3
-export ERNIC_WIRE_OFFLOAD=0
 captured lo-udp udp0 udp1 4096 udp0 lo 0
-unset ERNIC_WIRE_OFFLOAD
 
 define_host frame0 ernicf0 127.0.0.42
 define_host frame1 ernicf1 127.0.0.43
