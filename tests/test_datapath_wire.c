@@ -624,25 +624,19 @@ static void test_threads(void **state)
 	pair_down(&p);
 }
 
-/* A CQ looks only at QPs with something outstanding (ernic_poll.c):
- * idle QPs on it hide nothing, an empty poll finds nothing, and two
- * busy QPs take turns (each poll starts after the QP polled first last
- * time). */
-static void test_cq_busy_qps(void **state)
+/* Four signaled WRITEs on each of p and q, all acknowledged before the
+ * first poll: one completion per poll, and no QP twice in a row; then
+ * q's newest, alone, is seen at once. */
+static void busy_take_turns(struct pair *p, struct pair *q)
 {
-	struct pair idle[6], p, q;
 	struct ibv_wc wc[1];
 	uint32_t seq[8];
 
-	for (int k = 0; k < 6; k++)
-		pair_up(&idle[k], 4, 4);
-	pair_up(&p, 16, 16);
-	pair_up(&q, 16, 16);
 	assert_int_equal(ibv_poll_cq(A.cq, 1, wc), 0);
 	for (uint64_t k = 0; k < 4; k++) {
-		post1(p.a, 100 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
+		post1(p->a, 100 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
 		      (uintptr_t)B.buf, B.mr->rkey, 0, IBV_SEND_SIGNALED);
-		post1(q.a, 200 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
+		post1(q->a, 200 + k, IBV_WR_RDMA_WRITE, A.buf, 64,
 		      (uintptr_t)B.buf + 64, B.mr->rkey, 0, IBV_SEND_SIGNALED);
 	}
 	usleep(300000);		/* all eight are acknowledged meanwhile */
@@ -655,15 +649,51 @@ static void test_cq_busy_qps(void **state)
 	}
 	assert_int_equal(ibv_poll_cq(A.cq, 1, wc), 0);
 	assert_int_equal(ibv_poll_cq(B.cq, 1, wc), 0);
-	/* The newest QP on the CQ, after all that: seen at once. */
-	post1(q.a, 300, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	post1(q->a, 300, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
 	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
 	assert_int_equal(poll_n(A.cq, wc, 1, WAIT_MS), 1);
 	assert_int_equal(wc[0].wr_id, 300);
-	assert_int_equal(wc[0].qp_num, q.a->qp_num);
+	assert_int_equal(wc[0].qp_num, q->a->qp_num);
+}
+
+/* A CQ looks only at QPs with something outstanding (ernic_poll.c):
+ * idle QPs on it hide nothing, an empty poll finds nothing, and two
+ * busy QPs take turns (each poll starts after the QP polled first last
+ * time). */
+static void test_cq_busy_qps(void **state)
+{
+	struct pair idle[6], p, q;
+
+	(void)state;
+	for (int k = 0; k < 6; k++)
+		pair_up(&idle[k], 4, 4);
+	pair_up(&p, 16, 16);
+	pair_up(&q, 16, 16);
+	busy_take_turns(&p, &q);
 	pair_down(&q);
 	pair_down(&p);
 	for (int k = 0; k < 6; k++)
+		pair_down(&idle[k]);
+}
+
+/* More than 64 QPs on the CQ: its busy bits take a second word, and
+ * two busy QPs, one in each word, still take turns. */
+static void test_cq_busy_words(void **state)
+{
+	struct pair idle[64], p, q;
+
+	(void)state;
+	pair_up(&p, 16, 16);
+	for (int k = 0; k < 64; k++)
+		pair_up(&idle[k], 1, 1);
+	pair_up(&q, 16, 16);
+	assert_true(p.a->qp_num - 2 < 64);
+	assert_true(q.a->qp_num - 2 >= 64);
+	busy_take_turns(&p, &q);
+	busy_take_turns(&q, &p);
+	pair_down(&q);
+	pair_down(&p);
+	for (int k = 0; k < 64; k++)
 		pair_down(&idle[k]);
 }
 
@@ -683,6 +713,7 @@ int dp_run_wire(void)
 		cmocka_unit_test_teardown(test_retry_exceeded, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_threads, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_cq_busy_qps, dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_cq_busy_words, dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_doorbell_sends_now,
 					  dp_qp_cleanup),
 	};

@@ -155,7 +155,7 @@ struct ernic_cq {
 	 * once nothing is outstanding there. An empty poll looks at these
 	 * words, not at every QP (ernic_cq_busy). */
 	_Atomic uint64_t active[2][ERNIC_CQ_WORDS];
-	uint32_t nwords;		/* of them the device's QPs need */
+	uint32_t nwords;		/* of them its QPs have needed */
 	uint32_t cursor;		/* bit looked at first */
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
@@ -557,9 +557,20 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t ernic_now_ns(void);
 /* One work completion with every field set. */
-void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
-		   uint64_t wr_id, enum ibv_wc_status status,
-		   enum ibv_wc_opcode opcode, uint32_t byte_len);
+static inline void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
+				 uint64_t wr_id, enum ibv_wc_status status,
+				 enum ibv_wc_opcode opcode, uint32_t byte_len)
+{
+	*wc = (struct ibv_wc){
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->idx,
+		.src_qp = atomic_load_explicit(&qp->dest_qpn,
+					       memory_order_relaxed),
+	};
+}
 
 /* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,

@@ -63,8 +63,6 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
-	cq->nwords = (ctx_dev(context)->conf.c_num_qp - ERNIC_FIRST_RC_QP +
-		      1 + 63) / 64;
 	return cq;
 }
 
@@ -165,7 +163,12 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 
 void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 {
+	const uint32_t words = (qp->idx - ERNIC_FIRST_RC_QP) / 64 + 1;
+
 	pthread_spin_lock(&cq->lock);
+	/* poll_cq reads the words up to the highest QP ever attached */
+	if (words > cq->nwords)
+		cq->nwords = words;
 	cq->qps[qp->idx] = qp;
 	cq->roles[qp->idx] |= (uint8_t)roles;
 	pthread_spin_unlock(&cq->lock);

@@ -58,20 +58,6 @@ static enum ibv_wc_opcode wc_opcode(uint32_t op, const struct ernic_swqe *sw)
 	return cqe_op[op].wc;
 }
 
-void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
-		   uint64_t wr_id, enum ibv_wc_status status,
-		   enum ibv_wc_opcode opcode, uint32_t byte_len)
-{
-	*wc = (struct ibv_wc){
-		.wr_id = wr_id,
-		.status = status,
-		.opcode = opcode,
-		.byte_len = byte_len,
-		.qp_num = qp->idx,
-		.src_qp = atomic_load(&qp->dest_qpn),
-	};
-}
-
 uint64_t ernic_now_ns(void)
 {
 	struct timespec ts;
@@ -197,7 +183,6 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		   struct ibv_wc *wc, int max)
 {
 	volatile uint32_t *db = ernic_cq_db_va(dev, qp->idx);
-	bool moved = false;
 	int n = 0;
 
 	while (!qp->sq_flushing && n < max) {
@@ -214,15 +199,18 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 				  qp->idx, wi, qp->sq_ci, qp->sq_db);
 			break;
 		}
-		while (qp->sq_ci != wi && n < max && !qp->sq_flushing) {
-			n += sq_cqe(dev, qp, &wc[n]);
-			moved = true;
-		}
-		if (qp->sq_flushing || n == max)
-			break;
-		if (!atomic_load(&qp->err)) {
+		if (qp->sq_ci != wi) {
+			do
+				n += sq_cqe(dev, qp, &wc[n]);
+			while (qp->sq_ci != wi && n < max && !qp->sq_flushing);
+			/* Progress: done for this poll, unless the QP is in
+			 * error and the rest is to be flushed. */
+			if (qp->sq_flushing || n == max ||
+			    !atomic_load(&qp->err))
+				break;
+		} else if (!atomic_load(&qp->err)) {
 			/* Idle with work posted: did the QP die silently? */
-			if (moved || qp->sq_ci == qp->sq_pi ||
+			if (qp->sq_ci == qp->sq_pi ||
 			    !ernic_qp_check_fatal(dev, qp, &qp->sq_watch))
 				break;
 			continue;
@@ -244,14 +232,14 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	return n;
 }
 
-/* QP qpn's part of a poll, in the roles whose bits are set in busy;
+/* QP 2 + b's part of a poll, in the roles whose bits are set in busy;
  * a queue found idle leaves the CQ's active set. Caller holds cq->lock. */
-static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
+static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 		   unsigned int busy, struct ibv_wc *wc, int max)
 {
+	const uint32_t qpn = b + ERNIC_FIRST_RC_QP;
 	struct ernic_qp *qp = cq->qps[qpn];
-	const uint32_t w = (qpn - ERNIC_FIRST_RC_QP) / 64;
-	const uint64_t bit = UINT64_C(1) << ((qpn - ERNIC_FIRST_RC_QP) % 64);
+	const uint64_t bit = UINT64_C(1) << (b % 64);
 	int n = 0;
 
 	if (!qp)
@@ -263,7 +251,7 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 		/* Nothing posted and unretired: nothing to report until the
 		 * next post (which sets the bit again, under this lock). */
 		if (qp->sq_ci == qp->sq_pi)
-			atomic_fetch_and_explicit(&cq->active[0][w],
+			atomic_fetch_and_explicit(&cq->active[0][b / 64],
 						  ~bit, memory_order_relaxed);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
@@ -272,24 +260,57 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t qpn,
 		pthread_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
-			atomic_fetch_and_explicit(&cq->active[1][w],
+			atomic_fetch_and_explicit(&cq->active[1][b / 64],
 						  ~bit, memory_order_relaxed);
 		pthread_spin_unlock(&qp->rq_lock);
 	}
 	return n;
 }
 
-int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+static unsigned int busy_roles(uint64_t s, uint64_t r, uint64_t bit)
 {
-	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	return ((s & bit) ? ERNIC_CQ_SEND : 0) | ((r & bit) ? ERNIC_CQ_RECV : 0);
+}
+
+/* QPs 2..65 (one word): the busy ones in turn from the cursor's bit,
+ * by rotating the word so that the cursor's bit comes first. */
+static int cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+			struct ibv_wc *wc)
+{
+	const uint64_t s = atomic_load_explicit(&cq->active[0][0],
+						memory_order_relaxed);
+	const uint64_t r = atomic_load_explicit(&cq->active[1][0],
+						memory_order_relaxed);
+	const uint32_t b0 = cq->cursor % 64;
+	uint64_t any = s | r;
+	int n = 0;
+
+	if (!any)
+		return 0;
+	any = b0 ? any >> b0 | any << (64 - b0) : any;
+	cq->cursor = ((uint32_t)__builtin_ctzll(any) + b0 + 1) % 64;
+	do {
+		const uint32_t b = ((uint32_t)__builtin_ctzll(any) + b0) % 64;
+
+		any &= any - 1;
+		n += qp_poll(dev, cq, b, busy_roles(s, r, UINT64_C(1) << b),
+			     &wc[n], ne - n);
+	} while (any && n < ne);
+	return n;
+}
+
+/* QPs beyond 65: the busy ones in turn from the cursor's bit, the
+ * cursor's word last for its bits below the cursor. */
+static int __attribute__((noinline))
+cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+	      struct ibv_wc *wc)
+{
 	const uint32_t nw = cq->nwords;
 	const uint32_t w0 = cq->cursor / 64, b0 = cq->cursor % 64;
 	uint64_t s[ERNIC_CQ_WORDS], r[ERNIC_CQ_WORDS], all = 0;
 	uint32_t first = UINT32_MAX;
 	int n = 0;
 
-	/* Only QPs with something outstanding are looked at: nothing at all
-	 * is an empty poll whatever the number of QPs. */
 	for (uint32_t w = 0; w < nw; w++) {
 		s[w] = atomic_load_explicit(&cq->active[0][w],
 					    memory_order_relaxed);
@@ -299,9 +320,6 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	}
 	if (!all)
 		return 0;
-	/* From the QP after the first one looked at last time, so that no
-	 * QP starves the others: the cursor's word first from its bit, the
-	 * other words, then the cursor's word below its bit. */
 	for (uint32_t k = 0, w = w0; k <= nw && n < ne;
 	     k++, w = w + 1 == nw ? 0 : w + 1) {
 		uint64_t any = s[w] | r[w];
@@ -312,20 +330,31 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 			any &= (UINT64_C(1) << b0) - 1;
 		while (any && n < ne) {
 			const uint32_t b = (uint32_t)__builtin_ctzll(any);
-			const uint64_t bit = UINT64_C(1) << b;
 
 			any &= any - 1;
 			if (first == UINT32_MAX)
 				first = w * 64 + b;
-			n += qp_poll(dev, cq, w * 64 + b + ERNIC_FIRST_RC_QP,
-				     ((s[w] & bit) ? ERNIC_CQ_SEND : 0) |
-					     ((r[w] & bit) ? ERNIC_CQ_RECV : 0),
+			n += qp_poll(dev, cq, w * 64 + b,
+				     busy_roles(s[w], r[w], UINT64_C(1) << b),
 				     &wc[n], ne - n);
 		}
 	}
 	if (first != UINT32_MAX)
 		cq->cursor = first + 1 < nw * 64 ? first + 1 : 0;
 	return n;
+}
+
+int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+
+	/* Only QPs with something outstanding are looked at: nothing at all
+	 * is an empty poll whatever the number of QPs. The next poll starts
+	 * after the first QP this one looked at, so that none starves the
+	 * others. */
+	if (cq->nwords == 1)
+		return cq_poll_word(dev, cq, ne, wc);
+	return cq->nwords ? cq_poll_words(dev, cq, ne, wc) : 0;
 }
 
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
