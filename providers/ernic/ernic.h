@@ -513,11 +513,22 @@ struct ernic_wr {
 
 /* ernic_post.c: send queue */
 /* Check one work request and queue its WQEs; on error nothing is
- * queued. Caller holds sq_lock and pdt_lock (read). */
+ * queued. Caller holds sq_lock. */
 int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		   const struct ernic_wr *w, bool flush);
-/* Where posting goes: 0 and *flush, or EINVAL (RESET, INIT, RTR). */
-int ernic_sq_state(struct ernic_qp *qp, bool *flush);
+/* Where posting goes: the IP (RTS, 0), the flush path (error, 0 and
+ * *flush), or nowhere (IBTA: RESET, INIT and RTR refuse send work
+ * requests: EINVAL). */
+static inline int ernic_sq_state(struct ernic_qp *qp, bool *flush)
+{
+	int st = atomic_load(&qp->dp_state);
+
+	*flush = atomic_load(&qp->err) || st == IBV_QPS_ERR ||
+		 st == IBV_QPS_SQE;
+	if (!*flush && st != IBV_QPS_RTS)
+		return EINVAL;
+	return 0;
+}
 int ernic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 /* Ring SQPIi for what is posted, as far as max_rd_atomic allows (and
@@ -703,13 +714,14 @@ void ernic_bounce_put(struct ernic_dev *dev, struct ernic_qp *qp,
 int ernic_sge_refuse(const struct ernic_qp *qp, const char *verb,
 		     uint64_t wr_id, size_t k, const struct ibv_sge *s,
 		     bool need_write);
-/* Copy the non-empty SGEs (already checked) into dst. Caller holds
- * pdt_lock (read). */
+/* Copy the non-empty SGEs (already checked) into dst. Caller holds the
+ * QP's queue lock (ernic_mr_translate). */
 void ernic_sge_gather(struct ernic_dev *dev, struct ibv_pd *pd,
 		      const struct ibv_sge *sge, size_t n, uint8_t *dst);
 /* Check every non-empty SGE of a work request (need_write: the IP
  * writes them); their sum in *sum, how many in *nonempty. 0 or EINVAL
- * (logged with verb and the SGE's index). Caller holds pdt_lock. */
+ * (logged with verb and the SGE's index). Caller holds the QP's queue
+ * lock (ernic_mr_translate). */
 int ernic_sge_check(struct ernic_dev *dev, struct ernic_qp *qp,
 		    const char *verb, uint64_t wr_id,
 		    const struct ibv_sge *sge, size_t n, bool need_write,

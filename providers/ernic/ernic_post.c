@@ -496,19 +496,6 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	return 0;
 }
 
-/* Where posting goes: the IP (RTS), the flush path (error), or nowhere
- * (IBTA: RESET, INIT and RTR refuse send work requests). */
-int ernic_sq_state(struct ernic_qp *qp, bool *flush)
-{
-	int st = atomic_load(&qp->dp_state);
-
-	*flush = atomic_load(&qp->err) || st == IBV_QPS_ERR ||
-		 st == IBV_QPS_SQE;
-	if (!*flush && st != IBV_QPS_RTS)
-		return EINVAL;
-	return 0;
-}
-
 /* Clean ring slots [start, end) of elem bytes each: one range, or two
  * when they wrap. */
 static void clean_slots(struct ernic_qp *qp, struct ernic_access *acc,
@@ -563,7 +550,7 @@ static uint32_t rd_gate(struct ernic_dev *dev, struct ernic_qp *qp)
 /* PG332 "WQE SQ Posting": the WQEs must be in memory before the IP sees
  * the new producer index; on a non-coherent bus that means DDR (the
  * slots; staged data was cleaned when it was written). */
-void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
+static inline void sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 {
 	/* With no READ out and none waiting, the gate has nothing to do:
 	 * the slots it has not walked yet hold no READ (put_wqe counts them
@@ -573,11 +560,18 @@ void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 
 	if (db == qp->sq_db)
 		return;
-	clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE, qp->sq_db, db);
+	if (dev->acc->ops->dma_sync)	/* a non-coherent bus */
+		clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE,
+			    qp->sq_db, db);
 	atomic_thread_fence(memory_order_release);
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
 		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
 	qp->sq_db = db;
+}
+
+void ernic_sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	sq_doorbell(dev, qp);
 }
 
 static void wr_from_send_wr(struct ernic_wr *w, const struct ibv_send_wr *wr)
@@ -715,7 +709,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (qp->sq_pi != start) {
 		ernic_cq_busy(to_ecq(ibqp->send_cq), ERNIC_CQ_SEND, qp->idx);
 		if (!flush)
-			ernic_sq_doorbell(dev, qp);
+			sq_doorbell(dev, qp);
 	}
 	pthread_spin_unlock(&qp->sq_lock);
 	if (ret)
