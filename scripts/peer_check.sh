@@ -63,11 +63,8 @@ while [ $# -gt 0 ]; do
 	--keep) KEEP=1 ;;
 	--capture-all) CAPTURE_ALL=1 ;;
 	--wire)
-		[ $# -ge 2 ] || usage
-		case $2 in
-		frame | udp) WIRE=$2 ;;
-		*) usage ;;
-		esac
+		[[ $# -ge 2 && ($2 == frame || $2 == udp) ]] || usage
+		WIRE=$2
 		shift
 		;;
 	--cases)

@@ -47,11 +47,8 @@ while [ $# -gt 0 ]; do
 	--stop) STOP=1 ;;
 	--keep) KEEP=1 ;;
 	--wire)
-		[ $# -ge 2 ] || usage
-		case $2 in
-		frame | udp) WIRE=$2 ;;
-		*) usage ;;
-		esac
+		[[ $# -ge 2 && ($2 == frame || $2 == udp) ]] || usage
+		WIRE=$2
 		shift
 		;;
 	--cases)

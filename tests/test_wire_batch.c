@@ -416,6 +416,24 @@ static void queue_traffic(struct model_wire *a, struct sent *s)
 	}
 }
 
+/* The next datagram w receives, waiting up to 2 s for it: false when
+ * none came. */
+static bool recv_next(struct model_wire *w, uint8_t *buf, size_t cap,
+		      struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		      uint32_t *syn, int *chk)
+{
+	for (int spins = 0; spins < 2000; spins++) {
+		struct pollfd pfd = { .fd = model_wire_fd(w), .events = POLLIN };
+		int rc = model_wire_recv(w, buf, cap, l3, tp, tlen, syn, chk);
+
+		assert_true(rc >= 0);
+		if (rc)
+			return true;
+		poll(&pfd, 1, 1);
+	}
+	return false;
+}
+
 /* Receive nsent packets on b and check them against s: order, QP, PSN,
  * length, syndrome and ICRC (with the ID the receiver solved for). */
 static void expect_traffic(struct model_wire *b, const struct sent *s,
@@ -424,22 +442,14 @@ static void expect_traffic(struct model_wire *b, const struct sent *s,
 	static uint8_t buf[ROCE_MAX_FRAME];
 	uint32_t got = 0;
 
-	for (int spins = 0; got < nsent && spins < 2000;) {
-		struct pollfd pfd = { .fd = model_wire_fd(b), .events = POLLIN };
-		struct roce_l3 l3;
-		const uint8_t *tp;
-		size_t tlen;
-		uint32_t syn;
-		int chk, rc;
+	struct roce_l3 l3;
+	const uint8_t *tp;
+	size_t tlen;
+	uint32_t syn;
+	int chk;
 
-		rc = model_wire_recv(b, buf, sizeof(buf), &l3, &tp, &tlen,
-				     &syn, &chk);
-		assert_true(rc >= 0);
-		if (!rc) {
-			poll(&pfd, 1, 1);
-			spins++;
-			continue;
-		}
+	while (got < nsent &&
+	       recv_next(b, buf, sizeof(buf), &l3, &tp, &tlen, &syn, &chk)) {
 		assert_int_equal(syn, 0);
 		assert_int_equal(tlen, s[got].len);
 		assert_int_equal(ernic_get24(tp + 5), s[got].qpn);
@@ -618,6 +628,12 @@ static void test_frame_gets_trains(void **state)
 	struct roce_l3 l3;
 	struct sent s[NSENT];
 	uint32_t got = 0, first = 0;
+	static uint8_t buf[ROCE_MAX_FRAME + 64];
+	struct roce_l3 r;
+	const uint8_t *tp;
+	size_t tlen;
+	uint32_t syn;
+	int chk;
 
 	(void)state;
 	ernic_conf_defaults(&c);
@@ -644,23 +660,8 @@ static void test_frame_gets_trains(void **state)
 	}
 	assert_int_equal(model_wire_flush(a), 0);
 	assert_int_equal(model_wire_stats(a)->tx_gso, 2);
-	for (int spins = 0; got < NSENT && spins < 2000;) {
-		static uint8_t buf[ROCE_MAX_FRAME + 64];
-		struct pollfd pfd = { .fd = model_wire_fd(f), .events = POLLIN };
-		struct roce_l3 r;
-		const uint8_t *tp;
-		size_t tlen;
-		uint32_t syn;
-		int chk, rc;
-
-		rc = model_wire_recv(f, buf, sizeof(buf), &r, &tp, &tlen,
-				     &syn, &chk);
-		assert_true(rc >= 0);
-		if (!rc) {
-			poll(&pfd, 1, 1);
-			spins++;
-			continue;
-		}
+	while (got < NSENT &&
+	       recv_next(f, buf, sizeof(buf), &r, &tp, &tlen, &syn, &chk)) {
 		assert_int_equal(syn, 0);
 		assert_int_equal(chk, 1);
 		assert_int_equal(tlen, s[got].len);
