@@ -32,6 +32,14 @@ set_tests_properties(datapath datapath_wire events mad datapath_sge
   FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
 
+# A CQ with more than 64 QPs (its busy bits in two words), on the
+# fixture's two devices with C_NUM_QP=128.
+add_test(NAME datapath_words COMMAND test_datapath words)
+set_tests_properties(datapath_words PROPERTIES
+  FIXTURES_REQUIRED ernicdevs
+  ENVIRONMENT "${ERNIC_TEST_ENV};DP_A=ernicw0 127.0.0.46;DP_B=ernicw1 127.0.0.47"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+
 # Every group again on other devices of the fixture: both sides virtual
 # FPGAs (ernic-vfpga) through the provider's UIO backend, and both sides
 # software ERNICs that simulate a non-coherent bus (--noncoherent), where

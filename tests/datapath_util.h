@@ -91,6 +91,7 @@ int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
 
 /* test_datapath_wire.c: the "wire" group; test_events.c: "events". */
 int dp_run_wire(void);
+int dp_run_words(void);
 int dp_run_events(void);
 /* test_mad.c: MADs on QP1 (ernicdv_mad_*) */
 int dp_run_mad(void);

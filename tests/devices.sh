@@ -12,16 +12,17 @@ fi
 #   ernict8 on 127.0.0.4 with non-default Table 2-6 parameters;
 #   ernicn0 on 127.0.0.62, ernicn1 on 127.0.0.63: software devices on a
 #   simulated non-coherent bus (--noncoherent).
-# The data-path pairs have 128 QPs: a CQ with more than 64 of them keeps
-# its busy bits in more than one word (test_cq_busy_words).
-devs=("ernict0 --sw 127.0.0.2 --param C_NUM_QP=128"
-      "ernict1 --sw 127.0.0.3 --param C_NUM_QP=128" "ernict6 --sw ::1"
+#   ernicw0 on 127.0.0.46, ernicw1 on 127.0.0.47: 128 QPs, so that a CQ
+#   with more than 64 of them keeps its busy bits in more than one word
+#   (datapath_words).
+devs=("ernict0 --sw 127.0.0.2" "ernict1 --sw 127.0.0.3" "ernict6 --sw ::1"
       "ernict8 --sw 127.0.0.4 --param C_NUM_QP=8 --param C_EN_INITIATOR_LITE=0
        --param C_EN_WR_RETRY_DATA_BUF=0 --param C_M_AXI_ADDR_WIDTH=32"
-      "ernicu0 --sim-uio 127.0.0.52 --param C_NUM_QP=128"
-      "ernicu1 --sim-uio 127.0.0.53 --param C_NUM_QP=128"
-      "ernicn0 --sw 127.0.0.62 --noncoherent --param C_NUM_QP=128"
-      "ernicn1 --sw 127.0.0.63 --noncoherent --param C_NUM_QP=128")
+      "ernicu0 --sim-uio 127.0.0.52" "ernicu1 --sim-uio 127.0.0.53"
+      "ernicn0 --sw 127.0.0.62 --noncoherent"
+      "ernicn1 --sw 127.0.0.63 --noncoherent"
+      "ernicw0 --sw 127.0.0.46 --param C_NUM_QP=128"
+      "ernicw1 --sw 127.0.0.47 --param C_NUM_QP=128")
 case "${1:-}" in
 setup)
 	# Leftovers of an interrupted run would make "add" fail.

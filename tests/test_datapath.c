@@ -600,6 +600,8 @@ int main(int argc, char **argv)
 		cmocka_set_test_filter(getenv("DATAPATH_TEST"));
 	if (argc > 1 && !strcmp(argv[1], "wire"))
 		return dp_run_wire();
+	if (argc > 1 && !strcmp(argv[1], "words"))
+		return dp_run_words();
 	if (argc > 1 && !strcmp(argv[1], "events"))
 		return dp_run_events();
 	if (argc > 1 && !strcmp(argv[1], "mad"))
