@@ -337,51 +337,50 @@ static bool neigh_lookup(struct nl_cache *cache, int ifindex,
  * Make the kernel resolve the next hop: any datagram routed to it starts
  * ARP / neighbour discovery. Best effort; polling decides the outcome.
  */
+socklen_t ernic_sockaddr(struct sockaddr_storage *ss, int family,
+			 const uint8_t *addr, uint16_t port,
+			 unsigned int ifindex)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, addr, 4);
+		return sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		memcpy(&sin6->sin6_addr, addr, 16);
+		/* fe80::/10 means nothing without its link (the kernel
+		 * looks at a scope only there) */
+		if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
+			sin6->sin6_scope_id = ifindex;
+		return sizeof(*sin6);
+	}
+}
+
 static void prod_neighbour(const struct ernic_ip *src, struct nl_addr *hop,
 			   int ifindex)
 {
-	struct sockaddr_storage from = {0}, to = {0};
+	struct sockaddr_storage from, to;
 	int family = nl_addr_get_family(hop);
 	socklen_t len;
 	int fd;
 
-	if (family == AF_INET) {
-		struct sockaddr_in *t = (struct sockaddr_in *)&to;
-
-		t->sin_family = AF_INET;
-		t->sin_port = htons(ERNIC_DISCARD_PORT);
-		memcpy(&t->sin_addr, nl_addr_get_binary_addr(hop), 4);
-		len = sizeof(*t);
-	} else {
-		struct sockaddr_in6 *t = (struct sockaddr_in6 *)&to;
-
-		t->sin6_family = AF_INET6;
-		t->sin6_port = htons(ERNIC_DISCARD_PORT);
-		memcpy(&t->sin6_addr, nl_addr_get_binary_addr(hop), 16);
-		/* Gateways are usually link-local: say which link. */
-		t->sin6_scope_id = (uint32_t)ifindex;
-		len = sizeof(*t);
-	}
+	/* Gateways are usually link-local: their link is said. */
+	len = ernic_sockaddr(&to, family, nl_addr_get_binary_addr(hop),
+			     ERNIC_DISCARD_PORT, (unsigned int)ifindex);
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return;
-	if (src->family == family) {
-		if (family == AF_INET) {
-			struct sockaddr_in *f = (struct sockaddr_in *)&from;
-
-			f->sin_family = AF_INET;
-			memcpy(&f->sin_addr, src->addr, 4);
-			(void)bind(fd, (struct sockaddr *)f, sizeof(*f));
-		} else {
-			struct sockaddr_in6 *f = (struct sockaddr_in6 *)&from;
-
-			f->sin6_family = AF_INET6;
-			memcpy(&f->sin6_addr, src->addr, 16);
-			if (IN6_IS_ADDR_LINKLOCAL(&f->sin6_addr))
-				f->sin6_scope_id = (uint32_t)ifindex;
-			(void)bind(fd, (struct sockaddr *)f, sizeof(*f));
-		}
-	}
+	if (src->family == family)
+		(void)bind(fd, (struct sockaddr *)&from,
+			   ernic_sockaddr(&from, family, src->addr, 0,
+					  (unsigned int)ifindex));
 	(void)sendto(fd, "", 0, MSG_DONTWAIT, (struct sockaddr *)&to, len);
 	close(fd);
 }

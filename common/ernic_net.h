@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* An IPv4 or IPv6 address in network order (IPv4 in bytes 0..3). */
 struct ernic_ip {
@@ -24,6 +25,12 @@ void ernic_ip_format(const struct ernic_ip *ip, char *buf, size_t len);
 /* GID (IPv4-mapped for IPv4) <-> address */
 void ernic_ip_to_gid(const struct ernic_ip *ip, uint8_t gid[16]);
 void ernic_gid_to_ip(const uint8_t gid[16], struct ernic_ip *ip);
+/* The sockaddr of addr (4 or 16 bytes by family) and port, zeroed first;
+ * a link-local IPv6 address gets ifindex as its scope. Returns its
+ * length. */
+socklen_t ernic_sockaddr(struct sockaddr_storage *ss, int family,
+			 const uint8_t *addr, uint16_t port,
+			 unsigned int ifindex);
 
 /*
  * The local netdev that receives packets for ip (the kernel's route

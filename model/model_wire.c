@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "ernic_devstate.h"
+#include "ernic_net.h"
 #include "model_wire.h"
 #include "wire_batch.h"
 #include "wire_frame.h"
@@ -148,7 +149,7 @@ static int udp_socket(const struct model_wire *w, uint16_t port, bool reuse,
 		goto fail;
 	if (reuse && setopt(fd, SOL_SOCKET, SO_REUSEPORT, 1))
 		goto fail;
-	sl = wire_sockaddr(&ss, w->family, w->local.dst, port,
+	sl = ernic_sockaddr(&ss, w->family, w->local.dst, port,
 			   w->ifindex);
 	if (bind(fd, (struct sockaddr *)&ss, sl) == 0)
 		return fd;

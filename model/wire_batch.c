@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ernic_net.h"
 #include "ernic_wire.h"
 #include "wire_batch.h"
 
@@ -24,31 +25,6 @@
 static size_t addr_len(int family)
 {
 	return family == AF_INET ? 4 : 16;
-}
-
-socklen_t wire_sockaddr(struct sockaddr_storage *ss, int family,
-			const uint8_t *addr, uint16_t port,
-			unsigned int ifindex)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET) {
-		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
-
-		sin->sin_family = AF_INET;
-		sin->sin_port = htons(port);
-		memcpy(&sin->sin_addr, addr, 4);
-		return sizeof(*sin);
-	} else {
-		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
-
-		sin6->sin6_family = AF_INET6;
-		sin6->sin6_port = htons(port);
-		memcpy(&sin6->sin6_addr, addr, 16);
-		/* fe80::/10 means nothing without its link */
-		if (IN6_IS_ADDR_LINKLOCAL(&sin6->sin6_addr))
-			sin6->sin6_scope_id = ifindex;
-		return sizeof(*sin6);
-	}
 }
 
 int wire_tx_init(struct wire_tx_batch *b, int fd, int family,
@@ -182,7 +158,7 @@ static void build_msg(struct wire_tx_batch *b, uint32_t m,
 	b->iov[m].iov_len = len;
 	memset(h, 0, sizeof(*h));
 	h->msg_name = &b->sa[m];
-	h->msg_namelen = wire_sockaddr(&b->sa[m], b->family, e->dst, e->dport,
+	h->msg_namelen = ernic_sockaddr(&b->sa[m], b->family, e->dst, e->dport,
 				       b->ifindex);
 	h->msg_iov = &b->iov[m];
 	h->msg_iovlen = 1;

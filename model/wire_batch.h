@@ -90,11 +90,6 @@ struct wire_tx_batch {
 	} cm[WIRE_TX_PKTS];
 };
 
-/* sockaddr of addr:port; a link-local IPv6 address gets ifindex. */
-socklen_t wire_sockaddr(struct sockaddr_storage *ss, int family,
-			const uint8_t *addr, uint16_t port,
-			unsigned int ifindex);
-
 /* 0 or ENOMEM. stats (may be NULL) is counted into. */
 int wire_tx_init(struct wire_tx_batch *b, int fd, int family,
 		 unsigned int ifindex, bool gso,
