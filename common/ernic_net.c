@@ -35,11 +35,6 @@
 static const uint8_t v4mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0,
 					    0, 0, 0xff, 0xff};
 
-static size_t ip_len(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
 int ernic_ip_parse(const char *text, struct ernic_ip *ip)
 {
 	uint8_t buf[16];
@@ -139,7 +134,7 @@ static int route_get(struct nl_sock *sk, const struct ernic_ip *dst,
 {
 	struct rtmsg rtm = {
 		.rtm_family = (unsigned char)dst->family,
-		.rtm_dst_len = (unsigned char)(ip_len(dst->family) * 8),
+		.rtm_dst_len = (unsigned char)(ernic_ip_len(dst->family) * 8),
 	};
 	struct route_query q = {0};
 	struct nl_msg *msg;
@@ -149,7 +144,7 @@ static int route_get(struct nl_sock *sk, const struct ernic_ip *dst,
 	if (!msg)
 		return ENOMEM;
 	if (nlmsg_append(msg, &rtm, sizeof(rtm), NLMSG_ALIGNTO) < 0 ||
-	    nla_put(msg, RTA_DST, (int)ip_len(dst->family), dst->addr) < 0) {
+	    nla_put(msg, RTA_DST, (int)ernic_ip_len(dst->family), dst->addr) < 0) {
 		nlmsg_free(msg);
 		return ENOMEM;
 	}
@@ -182,9 +177,9 @@ static struct rtnl_nexthop *route_nh(struct rtnl_route *route)
 static bool nl_addr_is(struct nl_addr *a, const struct ernic_ip *ip)
 {
 	return a && nl_addr_get_family(a) == ip->family &&
-	       nl_addr_get_len(a) == ip_len(ip->family) &&
+	       nl_addr_get_len(a) == ernic_ip_len(ip->family) &&
 	       !memcmp(nl_addr_get_binary_addr(a), ip->addr,
-		       ip_len(ip->family));
+		       ernic_ip_len(ip->family));
 }
 
 /*
@@ -416,7 +411,7 @@ static int resolve_hop(struct nl_sock *sk, const struct ernic_ip *src,
 	}
 	gw = rtnl_route_nh_get_gateway(nh);
 	hop = gw ? nl_addr_clone(gw) :
-		   nl_addr_build(dst->family, dst->addr, ip_len(dst->family));
+		   nl_addr_build(dst->family, dst->addr, ernic_ip_len(dst->family));
 	if (!hop) {
 		snprintf(err, errlen, "out of memory");
 		return ENOMEM;

@@ -19,6 +19,12 @@ struct ernic_ip {
 	uint8_t addr[16];
 };
 
+/* Bytes of an address of family (AF_INET: 4, else 16). */
+static inline size_t ernic_ip_len(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
 /* Parse "127.0.0.2" / "::1" / "fd00::2". Returns 0 or EINVAL. */
 int ernic_ip_parse(const char *text, struct ernic_ip *ip);
 void ernic_ip_format(const struct ernic_ip *ip, char *buf, size_t len);

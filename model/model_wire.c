@@ -72,11 +72,6 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static size_t addr_len(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
 static int setopt(int fd, int level, int name, int val)
 {
 	return setsockopt(fd, level, name, &val, sizeof(val));
@@ -503,7 +498,7 @@ struct model_wire *model_wire_open(const struct ernic_conf *conf, char *err,
 	ernic_steer_init(&w->st);
 	w->sport = conf->udp_sport;
 	w->local.family = conf->family;
-	memcpy(w->local.dst, conf->addr, addr_len(conf->family));
+	memcpy(w->local.dst, conf->addr, ernic_ip_len(conf->family));
 	memcpy(w->local.dst_mac, conf->mac, 6);
 	errno = 0;
 	w->ifindex = conf->netdev[0] ? if_nametoindex(conf->netdev) : 0;
@@ -577,7 +572,7 @@ static int send_result(ssize_t n)
 /* The kernel writes these headers: the ICRC must be built for them. */
 static bool udp_l3_ok(const struct model_wire *w, const struct roce_l3 *l3)
 {
-	return !memcmp(l3->src, w->local.dst, addr_len(w->family)) &&
+	return !memcmp(l3->src, w->local.dst, ernic_ip_len(w->family)) &&
 	       l3->sport == w->sport && l3->ip_id == 0;
 }
 

@@ -22,11 +22,6 @@
 #define UDP_GRO 104
 #endif
 
-static size_t addr_len(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
 int wire_tx_init(struct wire_tx_batch *b, int fd, int family,
 		 unsigned int ifindex, bool gso,
 		 struct model_wire_stats *stats)
@@ -65,7 +60,7 @@ static void fill_ent(const struct wire_tx_batch *b, struct wire_tx_ent *e,
 	e->tos = l3->tos;
 	e->ttl = l3->ttl;
 	memset(e->dst, 0, sizeof(e->dst));
-	memcpy(e->dst, l3->dst, addr_len(b->family));
+	memcpy(e->dst, l3->dst, ernic_ip_len(b->family));
 }
 
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
@@ -461,7 +456,7 @@ int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 	w->stats->rx_calls++;
 	memset(env, 0, sizeof(*env));
 	env->family = w->family;
-	memcpy(env->dst, w->local, addr_len(w->family));
+	memcpy(env->dst, w->local, ernic_ip_len(w->family));
 	if (w->family == AF_INET) {
 		const struct sockaddr_in *sin = (const void *)&from;
 
