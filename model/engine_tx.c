@@ -272,8 +272,12 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 {
 	struct eng_qp *q = &e->qp[i];
 
-	for (uint32_t j = k; j < q->osq_n; j++)
-		osq_at(q, j)->sent = 0;
+	for (uint32_t j = k; j < q->osq_n; j++) {
+		struct eng_wqe *w = osq_at(q, j);
+
+		w->again |= w->sent != 0;
+		w->sent = 0;
+	}
 	q->retry_psn = osq_at(q, k)->first_psn;
 	if (k < q->tx_cur)
 		q->tx_cur = k;
@@ -422,6 +426,33 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_qp_fatal(e, i, ERNIC_FATAL_REMOTE_NAK, syn);
 }
 
+/*
+ * Whether response k of READ w may be p: the opcode for its place and
+ * the payload it must carry (Table 2-4 makes anything else fatal). One
+ * exception, for a READ asked for again: a responder that takes the
+ * request for a repeat may answer it as a resumed READ, LAST for the
+ * ONLY, MIDDLE for the FIRST (the kernel's rxe in Linux 6.1 does). Such
+ * a packet at the READ's first PSN with the full payload carries the
+ * same data, and is taken.
+ */
+static bool read_resp_fits(const struct eng_wqe *w, const struct roce_pkt *p,
+			   uint32_t k, uint32_t want)
+{
+	uint8_t op = w->npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
+		     k == 0	       ? ROCE_RC_READ_RESP_FIRST :
+		     k + 1 == w->npkts ? ROCE_RC_READ_RESP_LAST :
+					 ROCE_RC_READ_RESP_MIDDLE;
+
+	if (p->payload_len != want)
+		return false;
+	if (p->opcode == op)
+		return true;
+	if (!w->again || k != 0)
+		return false;
+	return p->opcode == (w->npkts == 1 ? ROCE_RC_READ_RESP_LAST :
+					     ROCE_RC_READ_RESP_MIDDLE);
+}
+
 /* A READ response packet for the oldest outstanding READ. */
 static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			 uint64_t now)
@@ -455,26 +486,13 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	k = w->rd_got;
 	off = k * pmtu;
 	want = w->w.length - off < pmtu ? w->w.length - off : pmtu;
-	if (w->npkts == 1) {
-		/* A LAST where the ONLY belongs has its own code (Table 2-4);
-		 * rxe sends one when it replays a one-packet READ. */
-		if (p->opcode == ROCE_RC_READ_RESP_LAST) {
-			eng_qp_fatal(e, i, ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY,
-				     0);
-			return;
-		}
-		if (p->opcode != ROCE_RC_READ_RESP_ONLY ||
-		    p->payload_len != w->w.length) {
-			eng_qp_fatal(e, i, ERNIC_FATAL_READ_RESP_ONLY_LEN, 0);
-			return;
-		}
-	} else if (p->opcode != (k == 0 ? ROCE_RC_READ_RESP_FIRST :
-				 k + 1 == w->npkts ? ROCE_RC_READ_RESP_LAST :
-						     ROCE_RC_READ_RESP_MIDDLE) ||
-		   p->payload_len != want) {
-		eng_qp_fatal(e, i, k + 1 == w->npkts ?
-					   ERNIC_FATAL_READ_RESP_LAST :
-					   ERNIC_FATAL_READ_RESP_MIDDLE_LEN,
+	if (!read_resp_fits(w, p, k, want)) {
+		eng_qp_fatal(e, i, w->npkts == 1 ?
+			     (p->opcode == ROCE_RC_READ_RESP_LAST ?
+				      ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY :
+				      ERNIC_FATAL_READ_RESP_ONLY_LEN) :
+			     k + 1 == w->npkts ? ERNIC_FATAL_READ_RESP_LAST :
+						 ERNIC_FATAL_READ_RESP_MIDDLE_LEN,
 			     0);
 		return;
 	}

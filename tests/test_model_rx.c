@@ -16,12 +16,10 @@
 #include <cmocka.h>
 
 #include "model_harness.h"
+#include "test_model_rx.h"
 
-#define RQ_PSN 500u
-#define SQ_PSN 100u
-#define MS 1000000ull
 
-static int bench_up(void **state)
+int bench_up(void **state)
 {
 	static struct mh h;
 
@@ -30,14 +28,14 @@ static int bench_up(void **state)
 	return 0;
 }
 
-static int bench_down(void **state)
+int bench_down(void **state)
 {
 	mh_fini(*state);
 	return 0;
 }
 
 /* Nothing more was sent. */
-static void no_tx(struct mh *h)
+void no_tx(struct mh *h)
 {
 	struct roce_pkt p;
 
@@ -631,92 +629,6 @@ static void test_dup_nak_once(void **state)
 	assert_true(mh_fatal(h, q));
 }
 
-static void read_resp(struct mh *h, uint8_t opcode, uint32_t psn, uint8_t fill)
-{
-	uint8_t pay[1024];
-	struct roce_pkt p = { .opcode = opcode, .psn = psn,
-			      .aeth_syndrome = ROCE_AETH_ACK | 0x1F,
-			      .payload = pay, .payload_len = sizeof(pay) };
-
-	memset(pay, fill, sizeof(pay));
-	mh_rx(h, &p);
-}
-
-/* A READ asked for again after a lost response keeps what arrived: the
- * second try needs only the responses the first one missed (PG332 asks
- * for the whole READ again; keeping progress is what lets large READs
- * through a lossy link). */
-static void test_read_keeps_progress(void **state)
-{
-	struct mh *h = *state;
-	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
-	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
-	uint32_t cqe[4];
-	struct roce_pkt p;
-
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 4096, 0x5000, 0x1234,
-		0);
-	mh_run(h);
-	assert_true(mh_tx_next(h, &p));
-	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
-	read_resp(h, ROCE_RC_READ_RESP_FIRST, SQ_PSN, 0xA0);
-	read_resp(h, ROCE_RC_READ_RESP_MIDDLE, SQ_PSN + 1, 0xA1);
-	read_resp(h, ROCE_RC_READ_RESP_LAST, SQ_PSN + 3, 0xA3);	/* 2 lost */
-	assert_true(mh_tx_next(h, &p));		/* asked again, whole */
-	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
-	assert_int_equal(p.psn, SQ_PSN);
-	assert_int_equal(p.reth_len, 4096);
-	no_tx(h);
-	/* this time the first two are lost: the READ still completes */
-	read_resp(h, ROCE_RC_READ_RESP_MIDDLE, SQ_PSN + 2, 0xA2);
-	read_resp(h, ROCE_RC_READ_RESP_LAST, SQ_PSN + 3, 0xA3);
-	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);
-	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 0);
-	for (uint32_t k = 0; k < 4; k++)
-		assert_int_equal(dst->buf.va[k * 1024 + 7], 0xA0 + k);
-	no_tx(h);
-}
-
-/* A one-packet READ answered by READ RESPONSE LAST (rxe replays a
- * duplicate one-packet READ so): the QP goes fatal as the IP does, with
- * Table 2-4's "last instead of only" code, 0x1C; an ONLY of the wrong
- * length is 0x1A. */
-static void one_packet_read(struct mh *h, uint32_t idx, uint8_t opcode,
-			    uint32_t code)
-{
-	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
-	struct mh_qp *q = mh_qp_up(h, idx, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
-	uint32_t cqe[4], n = mh_errsts_count(h), qp = 0;
-	uint8_t pay[1024];
-	struct roce_pkt p, r = { .opcode = opcode, .psn = SQ_PSN, .dqpn = idx,
-				 .aeth_syndrome = ROCE_AETH_ACK | 0x1F,
-				 .payload = pay, .payload_len = sizeof(pay) };
-
-	/* one packet; the ONLY's 1024 bytes are one too many */
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1024 - (opcode ==
-		ROCE_RC_READ_RESP_ONLY), 0x5000, 0x1234, 0);
-	mh_run(h);
-	assert_true(mh_tx_next(h, &p));
-	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
-	memset(pay, 0xB0, sizeof(pay));
-	mh_rx(h, &r);
-	assert_true(mh_fatal(h, q));
-	assert_int_equal(mh_errsts_count(h), n + 1);
-	assert_int_equal(mh_errsts(h, n, &qp), code);
-	assert_int_equal(qp, idx);
-	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);
-	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 1);
-	assert_int_equal(dst->buf.va[7], 0);	/* nothing written */
-}
-
-static void test_read_last_for_only(void **state)
-{
-	one_packet_read(*state, 2, ROCE_RC_READ_RESP_LAST,
-			ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY);
-	one_packet_read(*state, 3, ROCE_RC_READ_RESP_ONLY,
-			ERNIC_FATAL_READ_RESP_ONLY_LEN);
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -743,6 +655,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_read_keeps_progress,
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_read_last_for_only,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_replay_opcodes,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_replay_short,
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_corrupt_counted, bench_up,
 						bench_down),

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the model_rx test program's files share: the bench, its PSNs and
+ * the tests of test_model_read.c (READ responses at the requester).
+ */
+#ifndef TEST_MODEL_RX_H
+#define TEST_MODEL_RX_H
+
+#include "model_harness.h"
+
+#define RQ_PSN 500u
+#define SQ_PSN 100u
+#define MS 1000000ull
+
+int bench_up(void **state);
+int bench_down(void **state);
+/* Nothing more was sent: fails the test otherwise. */
+void no_tx(struct mh *h);
+
+void test_read_keeps_progress(void **state);
+void test_read_last_for_only(void **state);
+void test_read_replay_opcodes(void **state);
+void test_read_replay_short(void **state);
+
+#endif
