@@ -357,6 +357,11 @@ static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	h->until = now + e->hold_ns;
 	h->dropped = false;
 	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
+	/* Dekker with eng_reg_written's RQCI: announce the hold, then (a
+	 * pass more, e->parked) look at RQCI again. */
+	atomic_store(&e->holding, true);
+	atomic_thread_fence(memory_order_seq_cst);
+	e->parked = true;
 	eng_hold_park(e, i, l3, tp, tlen, chk);
 }
 
@@ -423,7 +428,7 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 {
 	struct ernic_model *m = e->m;
 	uint64_t next = 0, now = eng_now(e), t;
-	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN;
+	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN, held;
 	int rx;
 
 	*busy = false;
@@ -488,6 +493,16 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 	/* What the pass queued goes out before it ends (and the engine
 	 * may sleep): a send error is a loss, as eng_send_pkt's are. */
 	model_wire_flush(e->wire);
+	held = false;
+	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
+		held |= e->hold[k].qp != 0;
+	atomic_store(&e->holding, held);
+	if (e->parked) {
+		/* one more pass sees the RQCI a doorbell may have
+		 * written before it saw the hold */
+		e->parked = false;
+		*busy = true;
+	}
 	pthread_mutex_unlock(&e->lock);
 	return next;
 }

@@ -172,6 +172,10 @@ struct eng {
 	atomic_bool stop;
 	/* QPs with a doorbell or configuration change to look at */
 	atomic_uint_least64_t dirty[4];
+	/* A request is held for RQ space (eng->hold): only then must an
+	 * RQCI doorbell wake the thread. Set when a hold starts, recomputed
+	 * under lock at the end of each pass. */
+	atomic_bool holding;
 
 	pthread_mutex_t lock;		/* everything below */
 	struct roce_l3 local;		/* our address, MAC, UDP port */
@@ -181,6 +185,7 @@ struct eng {
 	bool hold_wanted;		/* the responder asked to hold it */
 	uint64_t hold_ns;		/* ... for this long at most */
 	bool rerun;			/* a held packet again: counted once */
+	bool parked;			/* this pass started a hold */
 	struct eng_hold hold[ENG_HOLD_MAX];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
