@@ -473,6 +473,7 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 	pthread_mutex_lock(&e->lock);
 	/* The responses to what came in (ACKs, read responses' first
 	 * turn) leave now, not after every QP's turn below. */
+	eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
 		*busy = true;
@@ -615,6 +616,7 @@ void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 		return;
 	pthread_mutex_lock(&e->lock);
 	rx_one(e, l3, tp, tlen, 0, icrc_checkable, eng_now(e));
+	eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);
 }

@@ -50,6 +50,9 @@
 #define ENG_RX_HOLD_NS 2000000u
 #define ENG_RX_DRAIN_NS 16000000u
 #define ENG_HOLD_MAX 4u
+/* QPs whose ACK may wait for the end of a receive batch at once; more
+ * are answered at once. */
+#define ENG_OWED_MAX 64u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 
@@ -122,6 +125,8 @@ struct eng_qp {
 	uint32_t msgs;		/* messages started since enable: SENDs and
 				 * WRITEs with immediate (receive credits) */
 	uint32_t hold;		/* 1 + its eng->hold slot, or 0 */
+	bool ack_owed;		/* ACK owed at the end of the RX batch */
+	uint32_t owed_psn, owed_msn;
 	bool ack_pending;	/* coalesced ACK owed for ack_psn */
 	uint32_t ack_psn;
 	uint32_t last_psn;	/* last request taken that was not a READ */
@@ -186,6 +191,8 @@ struct eng {
 	uint64_t hold_ns;		/* ... for this long at most */
 	bool rerun;			/* a held packet again: counted once */
 	bool parked;			/* this pass started a hold */
+	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
+	uint32_t owed_n;
 	struct eng_hold hold[ENG_HOLD_MAX];
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
@@ -279,6 +286,8 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   int icrc_checkable);
 /* Coalesced-ACK timer (XRNICCONF[4:3]). Returns its deadline or 0. */
 uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
+/* Send the ACKs a receive batch owes (owe_ack). Lock held. */
+void eng_rx_acks_flush(struct eng *e);
 /* Send pending read responses of QP i within the budget; true if some
  * remain. */
 bool eng_rx_pump(struct eng *e, uint32_t i);

@@ -46,14 +46,15 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 
 /* ---- responses we send ---- */
 
-static void send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
+static void aeth_out(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn,
+		     uint32_t msn)
 {
 	struct roce_pkt p = { 0 };
 
 	p.opcode = ROCE_RC_ACK;
 	p.psn = psn;
 	p.aeth_syndrome = syn;
-	p.aeth_msn = e->qp[i].msn;
+	p.aeth_msn = msn;
 	eng_send_pkt(e, i, &p);
 	if ((syn & 0x60) == ROCE_AETH_ACK) {
 		eng_count(e, ERNIC_OUTAMPKTCNT, 0);
@@ -64,6 +65,58 @@ static void send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
 	} else {
 		eng_count(e, ERNIC_OUTNAKPKTCNT, 0);
 	}
+}
+
+/* The ACK a batch of requests owed QP i (ack_policy), if any. */
+static void pay_ack(struct eng *e, uint32_t i)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	if (!q->ack_owed)
+		return;
+	q->ack_owed = false;
+	aeth_out(e, i, q->owed_psn, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+		 q->owed_msn);
+}
+
+/* An ACK, NAK or RNR NAK now: after the ACK owed for earlier requests,
+ * so that the requester sees them in PSN order. */
+static void send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
+{
+	pay_ack(e, i);
+	aeth_out(e, i, psn, syn, e->qp[i].msn);
+}
+
+/*
+ * The requests of one receive batch that ask for an ACK are answered by
+ * one ACK, for the last of them, when the batch is done (IBTA lets an
+ * ACK stand for every PSN before it): a stream of small messages costs
+ * its requester one ACK per batch instead of one per message, and a
+ * request alone in its batch is answered as soon as before. Lock held.
+ */
+static void owe_ack(struct eng *e, uint32_t i, uint32_t psn)
+{
+	struct eng_qp *q = &e->qp[i];
+
+	if (!q->ack_owed) {
+		if (e->owed_n == ENG_OWED_MAX) {
+			aeth_out(e, i, psn,
+				 ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+				 q->msn);
+			return;
+		}
+		e->owed[e->owed_n++] = i;
+		q->ack_owed = true;
+	}
+	q->owed_psn = psn;
+	q->owed_msn = q->msn;
+}
+
+void eng_rx_acks_flush(struct eng *e)
+{
+	for (uint32_t k = 0; k < e->owed_n; k++)
+		pay_ack(e, e->owed[k]);
+	e->owed_n = 0;
 }
 
 static void send_ack(struct eng *e, uint32_t i, uint32_t psn)
@@ -467,7 +520,7 @@ static void ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p)
 					eng_reg(e->m, ERNIC_XRNICCONF));
 
 	if (p->ackreq && mode != ERNIC_ACK_ON_TIMEOUT) {
-		send_ack(e, i, p->psn);
+		owe_ack(e, i, p->psn);
 		q->ack_pending = false;
 		q->ack_at = 0;
 	} else if (mode != ERNIC_ACK_ON_REQ) {

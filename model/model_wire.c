@@ -45,6 +45,8 @@ struct model_wire {
 	struct roce_l3 local;	/* family, dst = ADDR, dst_mac = MAC */
 	model_wire_tx_fn tap;	/* a tap port: no sockets */
 	void *tap_arg;
+	struct tap_pkt *inbox;	/* ring of MODEL_TAP_INBOX, lazily */
+	uint32_t in_head, in_n;
 	/* fd shared with other processes' models: steered to us by QP
 	 * (wire_steer.h); slot is ours in the device's state file */
 	bool shared;
@@ -56,6 +58,12 @@ struct model_wire {
 	/* frame mode: the receive side (wire_frame.h) */
 	struct wire_frame_rx frx;
 	struct model_wire_stats stats;
+};
+
+struct tap_pkt {
+	struct roce_l3 l3;
+	size_t len;
+	uint8_t b[ROCE_MAX_TRANSPORT];
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -534,10 +542,32 @@ struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
 	return w;
 }
 
+int model_wire_tap_push(struct model_wire *w, const struct roce_l3 *l3,
+			const uint8_t *tp, size_t tlen)
+{
+	struct tap_pkt *t;
+
+	if (!w || !w->tap || !l3 || !tp || tlen > sizeof(t->b))
+		return EINVAL;
+	if (w->in_n == MODEL_TAP_INBOX)
+		return ENOSPC;
+	if (!w->inbox) {
+		w->inbox = calloc(MODEL_TAP_INBOX, sizeof(*w->inbox));
+		if (!w->inbox)
+			return ENOMEM;
+	}
+	t = &w->inbox[(w->in_head + w->in_n++) % MODEL_TAP_INBOX];
+	t->l3 = *l3;
+	t->len = tlen;
+	memcpy(t->b, tp, tlen);
+	return 0;
+}
+
 void model_wire_close(struct model_wire *w)
 {
 	if (!w)
 		return;
+	free(w->inbox);
 	if (w->send_fd >= 0 && w->send_fd != w->fd)
 		close(w->send_fd);
 	if (w->fd >= 0)
@@ -638,8 +668,23 @@ int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 	if (!w || !buf || !l3 || !tp || !tlen || !syndrome || !icrc_checkable)
 		return -EINVAL;
 	*icrc_checkable = 1;
-	if (w->tap)
-		return 0;	/* packets come by ernic_model_rx */
+	if (w->tap) {
+		const struct tap_pkt *t;
+
+		if (!w->in_n)
+			return 0;
+		t = &w->inbox[w->in_head];
+		w->in_head = (w->in_head + 1) % MODEL_TAP_INBOX;
+		w->in_n--;
+		if (t->len > cap)
+			return 0;
+		memcpy(buf, t->b, t->len);
+		*l3 = t->l3;
+		*tp = buf;
+		*tlen = t->len;
+		*syndrome = 0;
+		return (int)t->len;
+	}
 	if (w->mode == ERNIC_WIRE_UDP)
 		return wire_udp_recv(&w->rx, buf, cap, l3, tp, tlen, syndrome);
 	return wire_frame_recv(&w->frx, cap, l3, tp, tlen, syndrome,

@@ -53,14 +53,20 @@ void model_wire_close(struct model_wire *w);
 
 /*
  * A port with no socket, for tests and fuzzing (ernic_model_start_manual):
- * every packet sent goes to tx(arg, l3, tp, tlen) at once, nothing is
- * ever received (the engine is given packets by ernic_model_rx), and the
- * fd is -1. NULL with errno on a bad family or tx.
+ * every packet sent goes to tx(arg, l3, tp, tlen) at once, packets come
+ * by ernic_model_rx or model_wire_tap_push, and the fd is -1. NULL with errno on a bad family or tx.
  */
 typedef void (*model_wire_tx_fn)(void *arg, const struct roce_l3 *l3,
 				 const uint8_t *tp, size_t tlen);
 struct model_wire *model_wire_open_tap(int family, model_wire_tx_fn tx,
 				       void *arg);
+/* Queue one packet (transport bytes under l3, ICRC to be checked) for
+ * the engine's next pass over a tap port: what a socket holds after a
+ * burst, so that a pass receives several at once. 0, EINVAL (not a tap,
+ * too long) or ENOSPC (MODEL_TAP_INBOX are waiting). */
+#define MODEL_TAP_INBOX 32u
+int model_wire_tap_push(struct model_wire *w, const struct roce_l3 *l3,
+			const uint8_t *tp, size_t tlen);
 
 /*
  * Send one transport packet (BTH .. ICRC, built by roce_build with the

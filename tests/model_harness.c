@@ -201,6 +201,7 @@ void mh_init(struct mh *h)
 	w = model_wire_open_tap(AF_INET, on_tx, h);
 	if (!w || ernic_model_start_manual(h->m, &c, w, err, sizeof(err)))
 		die("cannot start the engine: %s", w ? err : "tap port");
+	h->wire = w;
 
 	h->from_peer.family = AF_INET;
 	memcpy(h->from_peer.src, peer, 4);
@@ -493,19 +494,38 @@ void mh_rx_raw(struct mh *h, const uint8_t *tp, size_t len, bool check_icrc)
 	mh_run(h);
 }
 
-void mh_rx(struct mh *h, struct roce_pkt *p)
+/* p as the peer sends it, in buf: dqpn and pkey defaulted. */
+static size_t peer_build(struct mh *h, struct roce_pkt *p, uint8_t *buf,
+			 size_t cap)
 {
-	uint8_t buf[ROCE_MAX_TRANSPORT];
 	size_t n;
 
 	if (!p->dqpn)
 		p->dqpn = ERNIC_FIRST_RC_QP;
 	if (!p->pkey)
 		p->pkey = ROCE_DEFAULT_PKEY;
-	n = roce_build(buf, sizeof(buf), p, &h->from_peer);
+	n = roce_build(buf, cap, p, &h->from_peer);
 	if (!n)
 		die("roce_build refused opcode 0x%02x", p->opcode);
+	return n;
+}
+
+void mh_rx(struct mh *h, struct roce_pkt *p)
+{
+	uint8_t buf[ROCE_MAX_TRANSPORT];
+	size_t n = peer_build(h, p, buf, sizeof(buf));
+
 	mh_rx_raw(h, buf, n, true);
+}
+
+void mh_rx_queue(struct mh *h, struct roce_pkt *p)
+{
+	uint8_t buf[ROCE_MAX_TRANSPORT];
+	size_t n = peer_build(h, p, buf, sizeof(buf));
+	int rc = model_wire_tap_push(h->wire, &h->from_peer, buf, n);
+
+	if (rc)
+		die("model_wire_tap_push: %s", strerror(rc));
 }
 
 bool mh_tx_next(struct mh *h, struct roce_pkt *p)

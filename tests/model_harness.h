@@ -79,6 +79,7 @@ struct mh_pkt {
 
 struct mh {
 	struct ernic_model *m;
+	struct model_wire *wire;	/* the model's tap port */
 	uint64_t now;			/* the model's clock, ns */
 	struct roce_l3 from_peer;	/* envelope of packets to the model */
 	struct mh_buf errbuf, ipkterrq;
@@ -134,6 +135,9 @@ void mh_advance(struct mh *h, uint64_t ns);
  * peer's envelope (so the ICRC is good), p->dqpn/pkey defaulted when 0,
  * then mh_run. */
 void mh_rx(struct mh *h, struct roce_pkt *p);
+/* The same, queued in the tap port without running the engine: the
+ * next mh_run receives what was queued in one batch, as from a socket. */
+void mh_rx_queue(struct mh *h, struct roce_pkt *p);
 /* Raw transport bytes from the peer, ICRC checked or not. */
 void mh_rx_raw(struct mh *h, const uint8_t *tp, size_t len, bool check_icrc);
 
