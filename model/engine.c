@@ -136,9 +136,31 @@ static void peer_l3(struct eng *e, uint32_t i, struct roce_l3 *l3)
 	l3->flow_label = 0;
 }
 
+/* Where the next packet is built: in place in the wire's send batch,
+ * or the scratch buffer. The same until it is sent. Lock held. */
+static uint8_t *tx_buf(struct eng *e)
+{
+	uint8_t *b = model_wire_tx_slot(e->wire);
+
+	return b ? b : e->pkt;
+}
+
+const uint8_t *eng_tx_payload(struct eng *e, uint8_t opcode, uint64_t bus,
+			      uint32_t len)
+{
+	uint8_t *b = tx_buf(e);
+	size_t hl = roce_hdrs_len(opcode);
+
+	if (!hl || hl + len > ROCE_MAX_TRANSPORT ||
+	    eng_dma_read(e, bus, b + hl, len))
+		return NULL;
+	return b + hl;
+}
+
 int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 {
 	const struct ernic_model *m = e->m;
+	uint8_t *b = tx_buf(e);
 	struct roce_l3 l3;
 	size_t n;
 
@@ -147,13 +169,13 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 				  eng_qreg(m, i, ERNIC_DESTQPCONF));
 	p->pkey = (uint16_t)ERNIC_FIELD_GET(ERNIC_QPADVCONF_PKEY,
 					    eng_qreg(m, i, ERNIC_QPADVCONF));
-	n = roce_build(e->pkt, sizeof(e->pkt), p, &l3);
+	n = roce_build(b, ROCE_MAX_TRANSPORT, p, &l3);
 	if (!n)
 		return EINVAL;
 	eng_set(e, ERNIC_LSTOUTPKT,
 		p->opcode | (i & 0xFF) << 8 | (p->psn & 0xFFFF) << 16);
 	/* queued, in order: the lock's holder flushes (engine_priv.h) */
-	return model_wire_queue(e->wire, &l3, e->pkt, n);
+	return model_wire_queue(e->wire, &l3, b, n);
 }
 
 /* PG332 Figure 2-3 entry into the incoming packet error status queue. */

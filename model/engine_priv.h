@@ -233,6 +233,11 @@ int eng_dma_load32(struct eng *e, uint64_t bus, uint32_t *v);
 uint32_t eng_pmtu(const struct ernic_model *m, uint32_t i);
 /* Build and send one packet of QP i to its configured peer. */
 int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p);
+/* The payload of the next eng_send_pkt, len bytes DMA-read from bus
+ * straight to where that packet (opcode) will be built: no copy when it
+ * is built. NULL on a DMA fault. Nothing else may be sent in between. */
+const uint8_t *eng_tx_payload(struct eng *e, uint8_t opcode, uint64_t bus,
+			      uint32_t len);
 /* Put QP i into the FATAL state with a Table 2-4 code (and a CQE with
  * ERRFLAG for the WQE at the head of its outstanding queue, if any). */
 void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code,

@@ -489,13 +489,14 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 		p.psn = psn_add(j->first_psn, k);
 		p.aeth_syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
 		p.aeth_msn = q->msn;
-		if (plen && eng_dma_read(e, j->bus + off, e->pay, plen)) {
+		p.payload = plen ? eng_tx_payload(e, p.opcode, j->bus + off,
+						  plen) : NULL;
+		if (plen && !p.payload) {
 			/* the MR went away under the request */
 			nak_fatal(e, i, p.psn, ROCE_NAK_REMOTE_ACCESS,
 				  ERNIC_FATAL_RKEY_ACCESS);
 			return false;
 		}
-		p.payload = e->pay;
 		p.payload_len = plen;
 		eng_send_pkt(e, i, &p);
 		eng_set(e, ERNIC_OUTRDRSPPKTCNT,

@@ -197,9 +197,9 @@ static uint32_t send_one(struct eng *e, uint32_t i, struct eng_wqe *w,
 		/* PG332 Table 2-1: a SEND of <= 16 B comes from SDATA. */
 		p.payload = w->w.sdata;
 	} else if (plen) {
-		if (eng_dma_read(e, w->w.laddr + off, e->pay, plen))
+		p.payload = eng_tx_payload(e, p.opcode, w->w.laddr + off, plen);
+		if (!p.payload)
 			return ERNIC_FATAL_WQE_PROCESSOR;
-		p.payload = e->pay;
 	}
 	eng_count(e, ERNIC_OUTIOPKTCNT, o->write ? 16 : 0);
 	return eng_send_pkt(e, i, &p) == EINVAL ? ERNIC_FATAL_WQE_PROCESSOR : 0;

@@ -651,6 +651,11 @@ int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
 	return wire_tx_add(w->tx, l3, tp, tlen);
 }
 
+uint8_t *model_wire_tx_slot(struct model_wire *w)
+{
+	return w && w->tx ? wire_tx_slot(w->tx) : NULL;
+}
+
 int model_wire_flush(struct model_wire *w)
 {
 	return w && w->tx && w->tx->n ? wire_tx_flush(w->tx) : 0;

@@ -101,6 +101,11 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
  */
 int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
 		     const uint8_t *tp, size_t tlen);
+/* Where the next packet may be built (ROCE_MAX_TRANSPORT bytes) so that
+ * model_wire_queue takes it without a copy: in the send batch of the
+ * UDP wire, valid until the next call on w. NULL: build elsewhere. */
+uint8_t *model_wire_tx_slot(struct model_wire *w);
+
 /* Send what model_wire_queue queued. 0, or the first error that is not
  * a loss (EMSGSIZE: over the path MTU). */
 int model_wire_flush(struct model_wire *w);

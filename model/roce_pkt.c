@@ -285,6 +285,13 @@ bool roce_icrc_solve_ip_id(const struct roce_l3 *l3, const uint8_t *tp,
 
 /* ---- transport packets ---- */
 
+size_t roce_hdrs_len(uint8_t opcode)
+{
+	uint32_t f = roce_opcode_flags(opcode);
+
+	return f ? hdrs_len(f) : 0;
+}
+
 size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 		  const struct roce_l3 *l3)
 {
@@ -343,7 +350,7 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 		ernic_put32(q, p->ieth_rkey);
 		q += ROCE_IETH_LEN;
 	}
-	if (p->payload_len)
+	if (p->payload_len && q != p->payload)	/* may be in place */
 		memmove(q, p->payload, p->payload_len);
 	memset(q + p->payload_len, 0, pad);
 	p->pad = pad;

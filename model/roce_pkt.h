@@ -94,6 +94,10 @@ struct roce_l3 {
 	uint8_t src_mac[6], dst_mac[6];	/* frame mode only */
 };
 
+/* Bytes of BTH and extended headers before the payload of opcode's
+ * packets, 0 for an opcode roce_build does not know. */
+size_t roce_hdrs_len(uint8_t opcode);
+
 /*
  * Build BTH .. payload, pad and ICRC into buf (transport bytes, what a
  * UDP socket sends). The ICRC is computed over the IPv4/IPv6 and UDP

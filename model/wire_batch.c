@@ -72,14 +72,25 @@ int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		return EMSGSIZE;	/* a bigger one is nothing we build */
 	/* what the kernel says of the others is theirs (their losses),
 	 * not this packet's */
-	if (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen)
+	if (tp != b->buf + b->used &&
+	    (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen))
 		(void)wire_tx_flush(b);
 	e = &b->ent[b->n++];
 	fill_ent(b, e, l3, tp, tlen);
 	e->off = (uint32_t)b->used;
-	memcpy(b->buf + b->used, tp, tlen);
+	if (tp != b->buf + b->used)	/* else built in place (slot) */
+		memcpy(b->buf + b->used, tp, tlen);
 	b->used += tlen;
 	return 0;
+}
+
+uint8_t *wire_tx_slot(struct wire_tx_batch *b)
+{
+	if (b->cap < ROCE_MAX_TRANSPORT)
+		return NULL;
+	if (b->n == WIRE_TX_PKTS || b->cap - b->used < ROCE_MAX_TRANSPORT)
+		(void)wire_tx_flush(b);
+	return b->buf + b->used;
 }
 
 static bool same_envelope(const struct wire_tx_ent *a,

@@ -103,6 +103,12 @@ void wire_tx_fini(struct wire_tx_batch *b);
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen);
 
+/* Where the next packet may be built in place: ROCE_MAX_TRANSPORT bytes
+ * (the batch is flushed first when they are not free), queued without
+ * a copy when wire_tx_add is given this address. Valid until the next
+ * call on the batch; NULL when the buffer is smaller. */
+uint8_t *wire_tx_slot(struct wire_tx_batch *b);
+
 /* How many packets from ent[first] on go in one datagram (1 when they
  * cannot be one GSO train). */
 uint32_t wire_tx_run(const struct wire_tx_batch *b, uint32_t first);
