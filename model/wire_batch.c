@@ -72,9 +72,11 @@ int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		return EMSGSIZE;	/* a bigger one is nothing we build */
 	/* what the kernel says of the others is theirs (their losses),
 	 * not this packet's */
-	if (tp != b->buf + b->used &&
-	    (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen))
+	if (b->n == WIRE_TX_PKTS || b->cap - b->used < tlen) {
+		if (tp == b->buf + b->used)
+			return EINVAL;	/* a slot not had from wire_tx_slot */
 		(void)wire_tx_flush(b);
+	}
 	e = &b->ent[b->n++];
 	fill_ent(b, e, l3, tp, tlen);
 	e->off = (uint32_t)b->used;

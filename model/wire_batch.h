@@ -98,8 +98,9 @@ void wire_tx_fini(struct wire_tx_batch *b);
 
 /* Queue one transport packet for l3 (the caller checked l3's source,
  * port and ID); flushes first when it would not fit (what that flush
- * meets are the other packets' losses). 0, or EMSGSIZE past
- * ROCE_MAX_TRANSPORT. */
+ * meets are the other packets' losses). tp may be wire_tx_slot's
+ * address: taken without a copy. 0, EMSGSIZE past ROCE_MAX_TRANSPORT,
+ * or EINVAL for a slot without the room wire_tx_slot makes. */
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen);
 

@@ -195,6 +195,36 @@ static void test_runs(void **state)
 	free(b);
 }
 
+
+/* A packet built in the batch's slot is queued where it was built, not
+ * copied; a slot without room is refused, not overrun. */
+static void test_slot(void **state)
+{
+	struct wire_tx_batch *b = malloc(sizeof(*b));
+	uint8_t ref[ROCE_MAX_TRANSPORT], *slot;
+	struct roce_l3 l3;
+	size_t n;
+
+	(void)state;
+	assert_non_null(b);
+	assert_int_equal(wire_tx_init(b, -1, AF_INET, 0, true, NULL), 0);
+	l3_to(&l3, ADDR_A, ADDR_B, 0, 64);
+	add(b, &l3, 5, 0, 100);
+	slot = wire_tx_slot(b);
+	assert_ptr_equal(slot, b->buf + b->ent[0].len);
+	n = build(slot, ROCE_MAX_TRANSPORT, &l3, 5, 1, PAYLOAD);
+	assert_int_equal(build(ref, sizeof(ref), &l3, 5, 1, PAYLOAD), n);
+	assert_int_equal(wire_tx_add(b, &l3, slot, n), 0);
+	assert_int_equal(b->n, 2);
+	assert_int_equal(b->ent[1].off, b->ent[0].len);
+	assert_memory_equal(b->buf + b->ent[1].off, ref, n);
+	b->n = WIRE_TX_PKTS;		/* as if full */
+	assert_int_equal(wire_tx_add(b, &l3, b->buf + b->used, n), EINVAL);
+	assert_int_equal(b->n, WIRE_TX_PKTS);
+	b->n = 0;
+	wire_tx_fini(b);
+	free(b);
+}
 /* ---- cutting a GRO buffer ---- */
 
 static void expect_seg(struct wire_gro *g, const uint8_t *at, size_t len,
@@ -752,6 +782,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_runs),
+		cmocka_unit_test(test_slot),
 		cmocka_unit_test(test_gro_split),
 		cmocka_unit_test(test_train_seg),
 		cmocka_unit_test(test_udp_train),
