@@ -15,7 +15,9 @@
 # Uses build/ (BUILD_DIR=...), building it if need be.
 #   BENCH_WIRE=udp|frame (default udp)  BENCH_BW_ITERS (default 5000)
 #   BENCH_RATE_ITERS (ib_send_bw -s 2, default 20000)
-#   BENCH_LAT_ITERS (default 2000)  BENCH_MTU (default: the port's; the
+#   BENCH_LAT_ITERS (default 2000)  BENCH_QPS (ib_write_bw -q row: QPs,
+#   default 62, every RC QP of a default device; 0 leaves the row out)
+#   BENCH_QPS_ITERS (per QP, default 500)  BENCH_MTU (default: the port's; the
 #   stream and gso datagrams are BENCH_MTU + 16 bytes, 4112 without it)
 #   BENCH_UDP_SECONDS (per raw-UDP stream, default 3)
 #   BENCH_UDP_ITERS (pingpong round trips, default 20000)
@@ -26,6 +28,7 @@ need_cmds ib_write_bw ib_send_bw ib_read_bw ib_write_lat ib_send_lat ib_read_lat
 UDP_BASE=$(readlink -f "$build/bin/ernic-udp-base")
 wire=${BENCH_WIRE:-udp} bw_iters=${BENCH_BW_ITERS:-5000}
 rate_iters=${BENCH_RATE_ITERS:-20000} lat_iters=${BENCH_LAT_ITERS:-2000}
+qps=${BENCH_QPS:-62} qps_iters=${BENCH_QPS_ITERS:-500}
 udp_secs=${BENCH_UDP_SECONDS:-3} udp_iters=${BENCH_UDP_ITERS:-20000}
 mtu=()
 [ -z "${BENCH_MTU:-}" ] || mtu=(-m "$BENCH_MTU")
@@ -89,41 +92,45 @@ add_device b0 "$srv_ip" --wire "$wire"
 add_device b1 "$cli_ip" --wire "$wire"
 
 rows=()
-# bench PROG SIZE ITERS BASE: one run; appends a table row with the
-# ratio to its raw-UDP baseline: BASE bw (MB/s against stream and gso),
-# rate (Mmsg/s against rate), lat (t_typical against pingpong).
+# bench PROG SIZE ITERS BASE [ARG...]: one run; appends a table row with
+# the ratio to its raw-UDP baseline: BASE bw (MB/s against stream and
+# gso), rate (Mmsg/s against rate), lat (t_typical against pingpong).
+# ARGs go to perftest and into the row's name (-q N: iters is per QP).
 bench() {
-	local prog=$1 size=$2 iters=$3 base=$4 row
-	local args=(-x 0 -F -s "$size" -n "$iters" "${mtu[@]}" -p @PORT@)
+	local prog=$1 size=$2 iters=$3 base=$4 row name
+	shift 4
+	name="$prog${*:+ $*}"
+	local args=(-x 0 -F -s "$size" -n "$iters" "${mtu[@]}" "$@" -p @PORT@)
 	echo "running $prog -s $size -n $iters ..." >&2
 	if ! run_pair "bench $prog $size" b0 b1 -- "$prog" -d bench0 "${args[@]}" \
 		-- "$prog" -d bench1 "${args[@]}" @SERVER@; then
-		rows+=("$(printf '%-13s %8s %7s  %s' "$prog" "$size" "$iters" "FAILED (see above)")")
+		rows+=("$(printf '%-17s %8s %7s  %s' "$name" "$size" "$iters" "FAILED (see above)")")
 		errors=$((errors + 1))
 		return 0
 	fi
 	local m
 	m=$(grep -Eo 'Mtu +: [0-9]+' "$PAIR_CLIENT_OUT" | grep -Eo '[0-9]+$' | head -n1)
-	row=$(awk -v prog="$prog" -v mtu="$m" -v base="$base" -v stream="$base_stream" \
+	row=$(awk -v prog="$name" -v mtu="$m" -v base="$base" -v stream="$base_stream" \
 		-v gso="$base_gso" -v rate="$base_rate" -v pp="$base_pp" '
 		# x(A, B, NAME): "A/B x NAME", or "-" without both figures.
 		function x(a, b, name) {
 			return (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f x %s", a / b, name) : "- x " name
 		}
 		/^ #bytes/ { getline
-			if (prog ~ /_bw$/)
-				printf "%-13s %8s %7s %6s %12.2f %9.2f %10.6f %26s  %s\n", prog, $1, $2, mtu, $4, $4 * 8 * 1.048576 / 1000, $5, "",
+			if (prog ~ /_bw( |$)/)
+				printf "%-17s %8s %7s %6s %12.2f %9.2f %10.6f %26s  %s\n", prog, $1, $2, mtu, $4, $4 * 8 * 1.048576 / 1000, $5, "",
 					base == "rate" ? x($5, rate, "rate") : x($4, stream, "stream") ", " x($4, gso, "gso")
 			else
-				printf "%-13s %8s %7s %6s %12s %9s %10s %8.2f %8.2f %8.2f  %s\n", prog, $1, $2, mtu, "", "", "", $5, $6, $8,
+				printf "%-17s %8s %7s %6s %12s %9s %10s %8.2f %8.2f %8.2f  %s\n", prog, $1, $2, mtu, "", "", "", $5, $6, $8,
 					x($5, pp, "pingpong")
 			exit }' "$PAIR_CLIENT_OUT")
-	rows+=("${row:-$(printf '%-13s %8s %7s  %s' "$prog" "$size" "$iters" "no result line")}")
+	rows+=("${row:-$(printf '%-17s %8s %7s  %s' "$name" "$size" "$iters" "no result line")}")
 }
 
 bench ib_write_bw 65536 "$bw_iters" bw
 bench ib_send_bw 65536 "$bw_iters" bw
 bench ib_read_bw 65536 "$bw_iters" bw
+[ "$qps" = 0 ] || bench ib_write_bw 65536 "$qps_iters" bw -q "$qps"
 bench ib_send_bw 2 "$rate_iters" rate
 bench ib_write_lat 2 "$lat_iters" lat
 bench ib_send_lat 2 "$lat_iters" lat
@@ -150,7 +157,7 @@ base_row rate "36 B, one sendto each"
 base_row pingpong "36 B, busy-poll, $udp_iters round trips"
 echo
 echo "software ERNICs bench0 ($srv_ip) <- bench1 ($cli_ip), wire $wire, $(nproc) CPUs"
-printf '%-13s %8s %7s %6s %12s %9s %10s %8s %8s %8s  %s\n' test bytes iters mtu \
+printf '%-17s %8s %7s %6s %12s %9s %10s %8s %8s %8s  %s\n' test bytes iters mtu \
 	'BW avg MB/s' 'Gbit/s' 'Mmsg/s' 't_typ us' 't_avg us' 't_99% us' 'against raw UDP'
 printf '%s\n' "${rows[@]}"
 cat <<'EOT'
