@@ -420,9 +420,17 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return;
 	}
 	/* Invalid request, remote access or operational error: the WQE
-	 * fails; the QP goes fatal (Table 2-4 code 0x0A, remote error). */
-	while (q->osq_n && k--)
+	 * fails; the QP goes fatal (Table 2-4 code 0x0A, remote error).
+	 * What is before it completes only if it is done: a READ still
+	 * missing responses (ack_upto stopped there) gets the error CQE,
+	 * not a success with its buffer never written. */
+	while (q->osq_n && k--) {
+		const struct eng_wqe *w = osq_at(q, 0);
+
+		if (w->w.opcode == ERNIC_OP_RDMA_READ && w->rd_got < w->npkts)
+			break;
 		eng_complete_head(e, i);
+	}
 	eng_qp_fatal(e, i, ERNIC_FATAL_REMOTE_NAK, syn);
 }
 

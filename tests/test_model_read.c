@@ -184,3 +184,28 @@ void test_read_replay_short(void **state)
 	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 1);
 	assert_int_equal(dst->buf.va[0], 0);
 }
+
+/* A NAK (invalid request) for the request after a READ whose response
+ * never came: the READ fails with the QP; it does not complete with
+ * success and its buffer never written (found with ernic_check -r 2). */
+void test_nak_after_unfinished_read(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p = { .opcode = ROCE_RC_ACK, .psn = SQ_PSN + 1,
+			      .aeth_syndrome = ROCE_AETH_NAK |
+					       ROCE_NAK_INVALID_REQ };
+	uint32_t cqe[4];
+
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1024, 0x5000, 0x1234,
+		0);
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 2048, 16, 0x6000,
+		0x1234, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	mh_rx(h, &p);
+	assert_true(mh_fatal(h, q));
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);	/* the READ's: error */
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 1);
+}

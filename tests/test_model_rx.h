@@ -21,5 +21,6 @@ void test_read_keeps_progress(void **state);
 void test_read_last_for_only(void **state);
 void test_read_replay_opcodes(void **state);
 void test_read_replay_short(void **state);
+void test_nak_after_unfinished_read(void **state);
 
 #endif
