@@ -259,8 +259,10 @@ static void test_unsupported_opcode(void **state)
 	assert_int_equal(fq, q->idx);
 }
 
-static void send_only(struct mh *h, uint32_t dqpn, uint32_t psn,
-		      uint8_t opcode, uint32_t imm)
+/* A 32-byte request asking for an ACK, run at once or (queue) left for
+ * the engine's next batch. */
+static void send_pkt(struct mh *h, uint32_t dqpn, uint32_t psn,
+		     uint8_t opcode, uint32_t imm, bool queue)
 {
 	uint8_t pay[32];
 	struct roce_pkt p = { .opcode = opcode, .psn = psn, .ackreq = true,
@@ -268,19 +270,21 @@ static void send_only(struct mh *h, uint32_t dqpn, uint32_t psn,
 			      .payload_len = sizeof(pay), .imm = imm };
 
 	memset(pay, 0x5C, sizeof(pay));
-	mh_rx(h, &p);
+	if (queue)
+		mh_rx_queue(h, &p);
+	else
+		mh_rx(h, &p);
 }
 
-/* A SEND ONLY asking for an ACK, queued for the engine's next batch. */
+static void send_only(struct mh *h, uint32_t dqpn, uint32_t psn,
+		      uint8_t opcode, uint32_t imm)
+{
+	send_pkt(h, dqpn, psn, opcode, imm, false);
+}
+
 static void send_queue(struct mh *h, uint32_t psn)
 {
-	uint8_t pay[32];
-	struct roce_pkt p = { .opcode = ROCE_RC_SEND_ONLY, .psn = psn,
-			      .ackreq = true, .dqpn = 2, .payload = pay,
-			      .payload_len = sizeof(pay) };
-
-	memset(pay, 0x5C, sizeof(pay));
-	mh_rx_queue(h, &p);
+	send_pkt(h, 2, psn, ROCE_RC_SEND_ONLY, 0, true);
 }
 
 /* The requests of one receive batch that ask for an ACK get one, for
