@@ -33,6 +33,9 @@
 #define ENG_OSQ_MAX 16u
 /* Outstanding read requests a responder serves per QP (ch.2). */
 #define ENG_RDQ_MAX 16u
+/* Queued READ answers: up to ENG_RDQ_MAX new requests and as many
+ * repeats (a repeat's answer does not take a new request's place). */
+#define ENG_RDQ_CAP (2 * ENG_RDQ_MAX)
 /* Unacknowledged packets in flight per QP before the WQE processor waits
  * (keeps bursts inside the receiver's socket buffer). */
 #define ENG_TX_WINDOW 256u
@@ -74,6 +77,7 @@ struct eng_rdjob {
 	uint32_t first_psn;
 	uint32_t npkts;
 	uint32_t sent;
+	bool again;		/* answers a repeated request */
 };
 
 /* A read request the responder accepted, as the requester sent it: a
@@ -118,8 +122,8 @@ struct eng_qp {
 	uint64_t wr_bus;
 	uint32_t wr_left, wr_len;
 	uint32_t send_len;	/* current incoming SEND, bytes so far */
-	struct eng_rdjob rdq[ENG_RDQ_MAX];
-	uint32_t rdq_head, rdq_n;
+	struct eng_rdjob rdq[ENG_RDQ_CAP];
+	uint32_t rdq_head, rdq_n;	/* ring of READs to answer */
 	struct eng_rdhist rdh[ENG_RDQ_MAX];	/* ring of accepted READs */
 	uint32_t rdh_next;
 	uint32_t msgs;		/* messages started since enable: SENDs and

@@ -412,6 +412,22 @@ static bool read_repeats(const struct eng_qp *q, const struct roce_pkt *p,
 	return false;
 }
 
+/* The queued answer k places after the oldest. */
+static struct eng_rdjob *rdjob(struct eng_qp *q, uint32_t k)
+{
+	return &q->rdq[(q->rdq_head + k) % ENG_RDQ_CAP];
+}
+
+/* Queued answers to repeated requests (again) or to new ones. */
+static uint32_t rdjobs(struct eng_qp *q, bool again)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < q->rdq_n; k++)
+		n += rdjob(q, k)->again == again;
+	return n;
+}
+
 static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			bool dup)
 {
@@ -435,27 +451,30 @@ static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	if (dup) {
 		/* The requester went back to this READ (IBTA 9.9.2.1): what
 		 * was queued from it on is stale, answer it afresh. */
-		while (q->rdq_n &&
-		       psn_diff(psn_add(q->rdq[(q->rdq_head + q->rdq_n - 1) %
-					       ENG_RDQ_MAX].first_psn,
-					q->rdq[(q->rdq_head + q->rdq_n - 1) %
-					       ENG_RDQ_MAX].npkts - 1),
-				p->psn) >= 0)
+		while (q->rdq_n) {
+			j = rdjob(q, q->rdq_n - 1);
+			if (psn_diff(psn_add(j->first_psn, j->npkts - 1),
+				     p->psn) < 0)
+				break;
 			q->rdq_n--;
-	}
-	if (q->rdq_n == ENG_RDQ_MAX) {
-		if (dup)
-			return;		/* answered when the queue drains */
+		}
+		if (rdjobs(q, true) == ENG_RDQ_MAX)
+			return;		/* answered when asked once more */
+	} else if (rdjobs(q, false) == ENG_RDQ_MAX) {
+		/* More new READs than the requester may have outstanding.
+		 * Answers to repeats do not count: the requester may have
+		 * had the first answers since and asked for new ones. */
 		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
 			  ERNIC_FATAL_READ_RESOURCES_FULL);
 		return;
 	}
-	j = &q->rdq[(q->rdq_head + q->rdq_n++) % ENG_RDQ_MAX];
+	j = rdjob(q, q->rdq_n++);
 	j->bus = bus;
 	j->len = p->reth_len;
 	j->first_psn = p->psn;
 	j->npkts = read_npkts(p->reth_len, pmtu);
 	j->sent = 0;
+	j->again = dup;
 	if (!dup) {
 		q->rdh[q->rdh_next] = (struct eng_rdhist){
 			.va = p->reth_va,
@@ -474,7 +493,7 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 	uint32_t pmtu = eng_pmtu(e->m, i), budget = ENG_TX_BUDGET;
 
 	while (q->rdq_n && budget) {
-		struct eng_rdjob *j = &q->rdq[q->rdq_head];
+		struct eng_rdjob *j = rdjob(q, 0);
 		struct roce_pkt p = { 0 };
 		uint32_t k = j->sent, off = k * pmtu;
 		uint32_t plen = j->len - off < pmtu ? j->len - off : pmtu;
@@ -503,7 +522,7 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 			eng_reg(e->m, ERNIC_OUTRDRSPPKTCNT) + 1);
 		budget--;
 		if (++j->sent == j->npkts) {
-			q->rdq_head = (q->rdq_head + 1) % ENG_RDQ_MAX;
+			q->rdq_head = (q->rdq_head + 1) % ENG_RDQ_CAP;
 			q->rdq_n--;
 		}
 	}

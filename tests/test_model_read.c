@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * READ responses at the requester (part of the model_rx program): what
- * a lost response costs, and which response opcodes a READ accepts, the
- * first time and when it was asked for again.
+ * READs (part of the model_rx program): at the requester, what a lost
+ * response costs and which response opcodes a READ accepts, the first
+ * time and when it was asked for again; at the responder, the places
+ * new requests and repeats take.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -208,4 +209,58 @@ void test_nak_after_unfinished_read(void **state)
 	assert_true(mh_fatal(h, q));
 	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);	/* the READ's: error */
 	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 1);
+}
+
+/* A READ request as the peer sends it; queued = left in the tap inbox,
+ * taken in the next receive batch. */
+static void read_req_in(struct mh *h, uint32_t psn, const struct mh_mr *mr,
+			uint32_t len, bool queued)
+{
+	struct roce_pkt p = { .opcode = ROCE_RC_READ_REQ, .psn = psn,
+			      .dqpn = 2, .ackreq = true,
+			      .reth_va = mr->iova, .reth_rkey = mr->key,
+			      .reth_len = len };
+
+	if (queued)
+		mh_rx_queue(h, &p);
+	else
+		mh_rx(h, &p);
+}
+
+/* Defect (ernic_check -r 2 between two software devices, 1 run in 6):
+ * the requester asks again for 16 READs it then gets the first answers
+ * of, completes them and asks for 16 new ones. The answers to the
+ * repeats were still queued, the new READs found the responder's 16
+ * places taken and the QP went fatal (0x10, READ resources full).
+ * Re-answers do not use up the places of new requests. */
+void test_read_repeats_keep_room(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *mr = mh_mr(h, 4096, ERNIC_ACCESS_READ_ONLY, true, 0x42);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct roce_pkt p;
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < 16; k++)
+		read_req_in(h, RQ_PSN + k, mr, 64, false);
+	mh_tx_clear(h);
+	for (uint32_t k = 0; k < 16; k++)
+		read_req_in(h, RQ_PSN + k, mr, 64, true);	/* again */
+	for (uint32_t k = 16; k < 32; k++)
+		read_req_in(h, RQ_PSN + k, mr, 64, true);	/* new */
+	mh_run(h);
+	assert_false(mh_fatal(h, q));
+	while (mh_tx_next(h, &p)) {
+		assert_int_equal(p.opcode, ROCE_RC_READ_RESP_ONLY);
+		assert_int_equal(p.psn, RQ_PSN + n);
+		n++;
+	}
+	assert_int_equal(n, 32);
+	/* a seventeenth new READ while sixteen wait is still too many */
+	for (uint32_t k = 32; k < 49; k++)
+		read_req_in(h, RQ_PSN + k, mr, 64, true);
+	mh_run(h);
+	assert_true(mh_fatal(h, q));
+	assert_int_equal(mh_errsts(h, mh_errsts_count(h) - 1, NULL),
+			 ERNIC_FATAL_READ_RESOURCES_FULL);
 }

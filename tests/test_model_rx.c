@@ -715,6 +715,8 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_nak_after_unfinished_read,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_repeats_keep_room,
+						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_corrupt_counted, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_dup_ack_psn, bench_up,

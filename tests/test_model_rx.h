@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the model_rx test program's files share: the bench, its PSNs and
- * the tests of test_model_read.c (READ responses at the requester).
+ * the tests of test_model_read.c (READs at requester and responder).
  */
 #ifndef TEST_MODEL_RX_H
 #define TEST_MODEL_RX_H
@@ -22,5 +22,6 @@ void test_read_last_for_only(void **state);
 void test_read_replay_opcodes(void **state);
 void test_read_replay_short(void **state);
 void test_nak_after_unfinished_read(void **state);
+void test_read_repeats_keep_room(void **state);
 
 #endif
