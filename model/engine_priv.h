@@ -293,10 +293,37 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p);
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
 		   int icrc_checkable);
+/* Check an R_Key access of len bytes at va against the PD table; on
+ * success *bus is where the data lives. */
+bool eng_mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,
+		  uint32_t len, bool write, uint64_t *bus);
+
+/* ---- engine_ack.c: ACK, NAK and RNR NAK ---- */
+/* An ACK, NAK or RNR NAK (AETH syndrome syn) for psn now, after the ACK
+ * owed for earlier requests. */
+void eng_send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn);
+void eng_send_ack(struct eng *e, uint32_t i, uint32_t psn);
+/* NAK (nak: a ROCE_NAK_ code) and the QP to FATAL with Table 2-4 code. */
+void eng_nak_fatal(struct eng *e, uint32_t i, uint32_t psn, uint8_t nak,
+		   uint32_t code);
+/* RNR NAK with the QP's own RNR timer (TIMEOUTCONF[20:16]). */
+void eng_send_rnr(struct eng *e, uint32_t i, uint32_t psn);
+/* A request p was taken: ACK it as XRNICCONF[4:3] says. */
+void eng_ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p);
 /* Coalesced-ACK timer (XRNICCONF[4:3]). Returns its deadline or 0. */
 uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
-/* Send the ACKs a receive batch owes (owe_ack). Lock held. */
+/* Send the ACKs a receive batch owes (owe_ack). */
 void eng_rx_acks_flush(struct eng *e);
+
+/* ---- engine_read.c: the READ responder ---- */
+/* Response packets of a read of len bytes (a zero-length read has one). */
+static inline uint32_t eng_read_npkts(uint32_t len, uint32_t pmtu)
+{
+	return len ? (len + pmtu - 1) / pmtu : 1;
+}
+/* A READ request for QP i: new (the expected PSN) or a duplicate. */
+void eng_rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
+		     bool dup);
 /* Send pending read responses of QP i within the budget; true if some
  * remain. */
 bool eng_rx_pump(struct eng *e, uint32_t i);

@@ -3,9 +3,10 @@
  * RX packet handler of the ERNIC model (PG332 ch.2 "ERNIC RX Path"):
  * validation with the Table 2-3 syndromes in precedence order, then the
  * responder: SEND into RQ buffers with the RQ doorbell (plus the RX side
- * band of ernic_hw.h), RDMA WRITE and READ checked against the PD table,
- * ACK / NAK / RNR NAK generation and READ responses. Responses to our
- * own requests go to the response handler (engine_tx.c).
+ * band of ernic_hw.h), RDMA WRITE checked against the PD table. READ
+ * requests go to the READ responder (engine_read.c), the answers to the
+ * requester out through engine_ack.c; responses to our own requests go
+ * to the response handler (engine_tx.c).
  */
 #include <endian.h>
 #include <errno.h>
@@ -44,107 +45,6 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 		eng_set(e, ERNIC_ERRBUFWPTR, (wp + 1) % num);
 }
 
-/* ---- responses we send ---- */
-
-static void aeth_out(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn,
-		     uint32_t msn)
-{
-	struct roce_pkt p = { 0 };
-
-	p.opcode = ROCE_RC_ACK;
-	p.psn = psn;
-	p.aeth_syndrome = syn;
-	p.aeth_msn = msn;
-	eng_send_pkt(e, i, &p);
-	if ((syn & 0x60) == ROCE_AETH_ACK) {
-		eng_count(e, ERNIC_OUTAMPKTCNT, 0);
-	} else if ((syn & 0x60) == ROCE_AETH_RNR) {
-		eng_set(e, ERNIC_OUTRNRPKTSTS,
-			((eng_reg(e->m, ERNIC_OUTRNRPKTSTS) >> 16) + 1) << 16 |
-				(i & 0xFF));
-	} else {
-		eng_count(e, ERNIC_OUTNAKPKTCNT, 0);
-	}
-}
-
-/* The ACK a batch of requests owed QP i (ack_policy), if any. */
-static void pay_ack(struct eng *e, uint32_t i)
-{
-	struct eng_qp *q = &e->qp[i];
-
-	if (!q->ack_owed)
-		return;
-	q->ack_owed = false;
-	aeth_out(e, i, q->owed_psn, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
-		 q->owed_msn);
-}
-
-/* An ACK, NAK or RNR NAK now: after the ACK owed for earlier requests,
- * so that the requester sees them in PSN order. */
-static void send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
-{
-	pay_ack(e, i);
-	aeth_out(e, i, psn, syn, e->qp[i].msn);
-}
-
-/*
- * The requests of one receive batch that ask for an ACK are answered by
- * one ACK, for the last of them, when the batch is done (IBTA lets an
- * ACK stand for every PSN before it): a stream of small messages costs
- * its requester one ACK per batch instead of one per message, and a
- * request alone in its batch is answered as soon as before. Lock held.
- */
-static void owe_ack(struct eng *e, uint32_t i, uint32_t psn)
-{
-	struct eng_qp *q = &e->qp[i];
-
-	if (!q->ack_owed) {
-		if (e->owed_n == ENG_OWED_MAX) {
-			aeth_out(e, i, psn,
-				 ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
-				 q->msn);
-			return;
-		}
-		e->owed[e->owed_n++] = i;
-		q->ack_owed = true;
-	}
-	q->owed_psn = psn;
-	q->owed_msn = q->msn;
-}
-
-void eng_rx_acks_flush(struct eng *e)
-{
-	for (uint32_t k = 0; k < e->owed_n; k++)
-		pay_ack(e, e->owed[k]);
-	e->owed_n = 0;
-}
-
-static void send_ack(struct eng *e, uint32_t i, uint32_t psn)
-{
-	send_aeth(e, i, psn, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID);
-}
-
-/* NAK-Invalid request and the QP to FATAL (Table 2-3 bits 16/17). */
-static void nak_fatal(struct eng *e, uint32_t i, uint32_t psn, uint8_t nak,
-		      uint32_t code)
-{
-	send_aeth(e, i, psn, ROCE_AETH_NAK | nak);
-	eng_qp_fatal(e, i, code, 0);
-}
-
-/* RNR NAK with the QP's own RNR timer (TIMEOUTCONF[20:16]). */
-static void send_rnr(struct eng *e, uint32_t i, uint32_t psn)
-{
-	struct eng_qp *q = &e->qp[i];
-	uint32_t t = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
-				     eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
-
-	send_aeth(e, i, psn, (uint8_t)(ROCE_AETH_RNR | (t & 0x1F)));
-	q->nak_sent = true;
-	eng_set(e, ERNIC_QP(i, ERNIC_STATQP),
-		eng_qreg(e->m, i, ERNIC_STATQP) | ERNIC_STATQP_RQ_OVFL);
-}
-
 /*
  * How long a request of QP i may wait for RQ space: briefly when no
  * receive was posted for it (software may be about to post one), longer
@@ -176,7 +76,7 @@ static void rq_busy(struct eng *e, uint32_t i, uint32_t psn, bool has_recv)
 		e->hold_wanted = true;
 		e->hold_ns = hold_ns(e, i, has_recv);
 	} else {
-		send_rnr(e, i, psn);
+		eng_send_rnr(e, i, psn);
 	}
 }
 
@@ -184,8 +84,8 @@ static void rq_busy(struct eng *e, uint32_t i, uint32_t psn, bool has_recv)
 
 /* Check an R_Key access of len bytes at va against the PD table; on
  * success *bus is where the data lives. */
-static bool mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,
-		     uint32_t len, bool write, uint64_t *bus)
+bool eng_mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,
+		  uint32_t len, bool write, uint64_t *bus)
 {
 	const struct ernic_model *m = e->m;
 	uint32_t slot = ERNIC_FIELD_GET(ERNIC_KEY_SLOT, rkey);
@@ -386,183 +286,6 @@ static bool len_ok(uint32_t flags, uint32_t plen, uint32_t pmtu)
 	return plen == pmtu;	/* FIRST, MIDDLE */
 }
 
-/* Response packets of a read of len bytes (a zero-length read has one). */
-static uint32_t read_npkts(uint32_t len, uint32_t pmtu)
-{
-	return len ? (len + pmtu - 1) / pmtu : 1;
-}
-
-/* Does a duplicate read request repeat one this QP accepted, from its
- * first PSN or (a requester resuming after lost responses) from a later
- * one with the address and length moved on to match? */
-static bool read_repeats(const struct eng_qp *q, const struct roce_pkt *p,
-			 uint32_t pmtu)
-{
-	for (uint32_t k = 0; k < ENG_RDQ_MAX; k++) {
-		const struct eng_rdhist *h = &q->rdh[k];
-		int32_t d = psn_diff(p->psn, h->first_psn);
-		uint64_t off = (uint64_t)(uint32_t)d * pmtu;
-
-		if (!h->npkts || d < 0 || (uint32_t)d >= h->npkts)
-			continue;
-		if (p->reth_rkey == h->rkey && p->reth_va == h->va + off &&
-		    (uint64_t)p->reth_len + off == h->len)
-			return true;
-	}
-	return false;
-}
-
-/* The queued answer k places after the oldest. */
-static struct eng_rdjob *rdjob(struct eng_qp *q, uint32_t k)
-{
-	return &q->rdq[(q->rdq_head + k) % ENG_RDQ_CAP];
-}
-
-/* Queued answers to repeated requests (again) or to new ones. */
-static uint32_t rdjobs(struct eng_qp *q, bool again)
-{
-	uint32_t n = 0;
-
-	for (uint32_t k = 0; k < q->rdq_n; k++)
-		n += rdjob(q, k)->again == again;
-	return n;
-}
-
-static void rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
-			bool dup)
-{
-	struct eng_qp *q = &e->qp[i];
-	uint32_t pmtu = eng_pmtu(e->m, i);
-	struct eng_rdjob *j;
-	uint64_t bus;
-
-	if (dup && !read_repeats(q, p, pmtu)) {
-		/* not a request this QP ever took: an earlier connection's,
-		 * or forged; answering would read memory for a stranger */
-		eng_errbuf(e, ROCE_SYN_PSN, NULL, 0);
-		return;
-	}
-	if (!mr_check(e, i, p->reth_rkey, p->reth_va, p->reth_len, false,
-		      &bus)) {
-		nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
-			  ERNIC_FATAL_RKEY_ACCESS);
-		return;
-	}
-	if (dup) {
-		/* The requester went back to this READ (IBTA 9.9.2.1): what
-		 * was queued from it on is stale, answer it afresh. */
-		while (q->rdq_n) {
-			j = rdjob(q, q->rdq_n - 1);
-			if (psn_diff(psn_add(j->first_psn, j->npkts - 1),
-				     p->psn) < 0)
-				break;
-			q->rdq_n--;
-		}
-		if (rdjobs(q, true) == ENG_RDQ_MAX)
-			return;		/* answered when asked once more */
-	} else if (rdjobs(q, false) == ENG_RDQ_MAX) {
-		/* More new READs than the requester may have outstanding.
-		 * Answers to repeats do not count: the requester may have
-		 * had the first answers since and asked for new ones. */
-		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
-			  ERNIC_FATAL_READ_RESOURCES_FULL);
-		return;
-	}
-	j = rdjob(q, q->rdq_n++);
-	j->bus = bus;
-	j->len = p->reth_len;
-	j->first_psn = p->psn;
-	j->npkts = read_npkts(p->reth_len, pmtu);
-	j->sent = 0;
-	j->again = dup;
-	if (!dup) {
-		q->rdh[q->rdh_next] = (struct eng_rdhist){
-			.va = p->reth_va,
-			.rkey = p->reth_rkey,
-			.len = p->reth_len,
-			.first_psn = p->psn,
-			.npkts = j->npkts,
-		};
-		q->rdh_next = (q->rdh_next + 1) % ENG_RDQ_MAX;
-	}
-}
-
-bool eng_rx_pump(struct eng *e, uint32_t i)
-{
-	struct eng_qp *q = &e->qp[i];
-	uint32_t pmtu = eng_pmtu(e->m, i), budget = ENG_TX_BUDGET;
-
-	while (q->rdq_n && budget) {
-		struct eng_rdjob *j = rdjob(q, 0);
-		struct roce_pkt p = { 0 };
-		uint32_t k = j->sent, off = k * pmtu;
-		uint32_t plen = j->len - off < pmtu ? j->len - off : pmtu;
-		bool last = k + 1 == j->npkts;
-
-		if (!j->len)
-			plen = 0;
-		p.opcode = j->npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
-			   k == 0	 ? ROCE_RC_READ_RESP_FIRST :
-			   last		 ? ROCE_RC_READ_RESP_LAST :
-					   ROCE_RC_READ_RESP_MIDDLE;
-		p.psn = psn_add(j->first_psn, k);
-		p.aeth_syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
-		p.aeth_msn = q->msn;
-		p.payload = plen ? eng_tx_payload(e, p.opcode, j->bus + off,
-						  plen) : NULL;
-		if (plen && !p.payload) {
-			/* the MR went away under the request */
-			nak_fatal(e, i, p.psn, ROCE_NAK_REMOTE_ACCESS,
-				  ERNIC_FATAL_RKEY_ACCESS);
-			return false;
-		}
-		p.payload_len = plen;
-		eng_send_pkt(e, i, &p);
-		eng_set(e, ERNIC_OUTRDRSPPKTCNT,
-			eng_reg(e->m, ERNIC_OUTRDRSPPKTCNT) + 1);
-		budget--;
-		if (++j->sent == j->npkts) {
-			q->rdq_head = (q->rdq_head + 1) % ENG_RDQ_CAP;
-			q->rdq_n--;
-		}
-	}
-	return q->rdq_n != 0;
-}
-
-/*
- * XRNICCONF[4:3]: ACK on AckReq or on the coalescing timeout (0), only
- * on the timeout (1), or only on AckReq (2).
- */
-static void ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p)
-{
-	struct eng_qp *q = &e->qp[i];
-	uint32_t mode = ERNIC_FIELD_GET(ERNIC_XRNICCONF_TX_ACK_GEN,
-					eng_reg(e->m, ERNIC_XRNICCONF));
-
-	if (p->ackreq && mode != ERNIC_ACK_ON_TIMEOUT) {
-		owe_ack(e, i, p->psn);
-		q->ack_pending = false;
-		q->ack_at = 0;
-	} else if (mode != ERNIC_ACK_ON_REQ) {
-		q->ack_pending = true;
-		q->ack_psn = p->psn;
-		if (!q->ack_at)
-			q->ack_at = eng_now(e) + ENG_ACK_DELAY_NS;
-	}
-}
-
-uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now)
-{
-	struct eng_qp *q = &e->qp[i];
-
-	if (q->ack_pending && now >= q->ack_at) {
-		send_ack(e, i, q->ack_psn);
-		q->ack_pending = false;
-		q->ack_at = 0;
-	}
-	return q->ack_pending ? q->ack_at : 0;
-}
-
 /* A request packet with the expected PSN. */
 static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		       uint32_t flags)
@@ -575,22 +298,22 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	uint32_t next = psn_add(p->psn, 1);
 
 	if (!seq_ok(q->last_op, p->opcode)) {
-		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
-			  write ? ERNIC_FATAL_WRITE_OPCODE_SEQ :
+		eng_nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			      write ? ERNIC_FATAL_WRITE_OPCODE_SEQ :
 				  ERNIC_FATAL_OPCODE_SEQ);
 		return;
 	}
 	if ((flags & ROCE_HDR_RETH) && p->reth_len > ERNIC_MAX_MSG_SIZE) {
 		/* Longer than the IP moves (PG332 "Unsupported Features");
 		 * a READ's response count would also wrap the PSN space. */
-		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
-			  ERNIC_FATAL_RETH_DMA_LEN);
+		eng_nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			      ERNIC_FATAL_RETH_DMA_LEN);
 		return;
 	}
 	if (p->opcode == ROCE_RC_READ_REQ) {
-		uint32_t n = read_npkts(p->reth_len, pmtu);
+		uint32_t n = eng_read_npkts(p->reth_len, pmtu);
 
-		rx_read_req(e, i, p, false);
+		eng_rx_read_req(e, i, p, false);
 		if (q->fatal)
 			return;
 		next = psn_add(p->psn, n);
@@ -599,10 +322,11 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return;
 	} else if (write) {
 		if (flags & ROCE_HDR_RETH) {
-			if (!mr_check(e, i, p->reth_rkey, p->reth_va,
-				      p->reth_len, true, &q->wr_bus)) {
-				nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
-					  ERNIC_FATAL_RKEY_ACCESS);
+			if (!eng_mr_check(e, i, p->reth_rkey, p->reth_va,
+					  p->reth_len, true, &q->wr_bus)) {
+				eng_nak_fatal(e, i, p->psn,
+					      ROCE_NAK_REMOTE_ACCESS,
+					      ERNIC_FATAL_RKEY_ACCESS);
 				return;
 			}
 			q->wr_va = p->reth_va;
@@ -610,8 +334,8 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		}
 		if (p->payload_len > q->wr_left ||
 		    (last && p->payload_len != q->wr_left)) {
-			nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
-				  ERNIC_FATAL_WRITE_LEN);
+			eng_nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+				      ERNIC_FATAL_WRITE_LEN);
 			return;
 		}
 		if (flags & ROCE_HDR_IMM) {
@@ -633,8 +357,9 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 					  p->payload, p->payload_len) ||
 			    immq_push(e, i, &v, iwp, ERNIC_IMMINV_WRITE_IMM,
 				      p->imm, q->wr_len)) {
-				nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
-					  ERNIC_FATAL_RKEY_ACCESS);
+				eng_nak_fatal(e, i, p->psn,
+					      ROCE_NAK_REMOTE_ACCESS,
+					      ERNIC_FATAL_RKEY_ACCESS);
 				return;
 			}
 			q->msgs++;
@@ -642,8 +367,8 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		} else if (p->payload_len &&
 			   eng_dma_write(e, q->wr_bus + (q->wr_len - q->wr_left),
 					 p->payload, p->payload_len)) {
-			nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
-				  ERNIC_FATAL_RKEY_ACCESS);
+			eng_nak_fatal(e, i, p->psn, ROCE_NAK_REMOTE_ACCESS,
+				      ERNIC_FATAL_RKEY_ACCESS);
 			return;
 		}
 		q->wr_left -= p->payload_len;
@@ -655,7 +380,7 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			return;
 		}
 		if (rc) {
-			send_rnr(e, i, p->psn);
+			eng_send_rnr(e, i, p->psn);
 			return;
 		}
 	}
@@ -673,7 +398,7 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRESPSN), p->psn);
 	if (p->opcode != ROCE_RC_READ_REQ) {
 		q->last_psn = p->psn;
-		ack_policy(e, i, p);
+		eng_ack_policy(e, i, p);
 	}
 }
 
@@ -691,17 +416,17 @@ static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		 * ACK for it as the READ done without its data (rxe did). */
 		eng_count(e, ERNIC_ININVDUPCNT, 16);
 		if (p->opcode == ROCE_RC_READ_REQ)
-			rx_read_req(e, i, p, true);
+			eng_rx_read_req(e, i, p, true);
 		else if (p->ackreq)
-			send_ack(e, i, q->last_psn);
+			eng_send_ack(e, i, q->last_psn);
 		return;
 	}
 	if (d > 0) {
 		/* Sequence error: one NAK, then silence until the expected
 		 * PSN shows up (Table 2-3 bit 21). */
 		if (!q->nak_sent) {
-			send_aeth(e, i, q->epsn,
-				  ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
+			eng_send_aeth(e, i, q->epsn,
+				      ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
 			q->nak_sent = true;
 		}
 		return;
@@ -762,8 +487,8 @@ static void rx_unsupported(struct eng *e, uint32_t i, const struct roce_pkt *p,
 
 	eng_errbuf(e, ROCE_SYN_OPCODE, tp, tlen);
 	if (psn_diff(p->psn, q->epsn) == 0 && !q->hold)
-		nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
-			  ERNIC_FATAL_UNSUPPORTED_OPCODE);
+		eng_nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
+			      ERNIC_FATAL_UNSUPPORTED_OPCODE);
 }
 
 void eng_rx_released(struct eng *e, uint32_t i, bool dropped)
@@ -774,7 +499,7 @@ void eng_rx_released(struct eng *e, uint32_t i, bool dropped)
 	 * the requester goes back to it and resends them anyway. */
 	if (!dropped || q->nak_sent || q->fatal || !q->en)
 		return;
-	send_aeth(e, i, q->epsn, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
+	eng_send_aeth(e, i, q->epsn, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);
 	q->nak_sent = true;
 }
 
