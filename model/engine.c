@@ -499,7 +499,13 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 	model_wire_flush(e->wire);
 	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
 		*busy = true;
-	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++) {
+	/* Each pass starts one QP later, so that no QP always finds the
+	 * device's window taken. */
+	eng_tx_room(e);
+	if (e->tx_rr < ERNIC_FIRST_RC_QP || e->tx_rr > m->c_num_qp)
+		e->tx_rr = ERNIC_FIRST_RC_QP;
+	for (uint32_t n = ERNIC_FIRST_RC_QP, i = e->tx_rr; n <= m->c_num_qp;
+	     n++, i = i == m->c_num_qp ? ERNIC_FIRST_RC_QP : i + 1) {
 		if (!eng_qp_sync(e, i) || !enabled)
 			continue;
 		if (eng_tx_pump(e, i))
@@ -512,6 +518,17 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 		t = eng_rx_timers(e, i, now);
 		if (t && (!next || t < next))
 			next = t;
+	}
+	e->tx_rr++;
+	/* A QP that found the device's window used up has no timer when
+	 * nothing of it is in flight: what this pass freed (others' rewinds
+	 * after their timeouts) is for the next pass, now, or nothing may
+	 * ever run it again. */
+	if (e->tx_starved) {
+		e->tx_starved = false;
+		eng_tx_room(e);
+		if (e->tx_room > 0)
+			*busy = true;
 	}
 	/* What the pass queued goes out before it ends (and the engine
 	 * may sleep): a send error is a loss, as eng_send_pkt's are. */

@@ -39,6 +39,11 @@
 /* Unacknowledged packets in flight per QP before the WQE processor waits
  * (keeps bursts inside the receiver's socket buffer). */
 #define ENG_TX_WINDOW 256u
+/* Unacknowledged packets in flight for the whole device (and READ
+ * responses asked for): many QPs' windows together would overrun the
+ * receiver's socket buffer (a loss each QP repairs by resending its
+ * whole window at once, until retries run out). */
+#define ENG_DEV_WINDOW 1024u
 /* Ask for an ACK at least this often inside a long message. */
 #define ENG_ACKREQ_EVERY 32u
 /* How long the responder may hold back a coalesced ACK: 16 ticks of
@@ -195,6 +200,9 @@ struct eng {
 	uint64_t hold_ns;		/* ... for this long at most */
 	bool rerun;			/* a held packet again: counted once */
 	bool parked;			/* this pass started a hold */
+	int32_t tx_room;		/* ENG_DEV_WINDOW left (eng_tx_room) */
+	bool tx_starved;		/* a QP found it used up */
+	uint32_t tx_rr;			/* QP whose turn comes first */
 	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
 	uint32_t owed_n;
 	struct eng_hold hold[ENG_HOLD_MAX];
@@ -280,9 +288,12 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
  * EFAULT when the IP cannot read it. */
 int eng_wqe_read(struct eng *e, uint32_t i, uint32_t slot,
 		 struct ernic_wqe *w);
-/* Fetch and send WQEs of QP i as the window allows. True when it
- * stopped only because its turn's budget ran out. */
+/* Fetch and send WQEs of QP i as its window and the device's (tx_room)
+ * allow. True when it stopped only because its turn's budget ran out. */
 bool eng_tx_pump(struct eng *e, uint32_t i);
+/* Set tx_room: ENG_DEV_WINDOW less what the QPs have in flight. Lock
+ * held; before a round of eng_tx_pump. */
+void eng_tx_room(struct eng *e);
 /* Retransmit / RNR timers. Returns the next deadline (ns) or 0. */
 uint64_t eng_tx_timers(struct eng *e, uint32_t i, uint64_t now);
 /* A response (ACK/NAK/read response) arrived for QP i. */

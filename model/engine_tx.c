@@ -66,12 +66,37 @@ static uint64_t rto_ns(const struct ernic_model *m, uint32_t i)
 	return (UINT64_C(4096) << t);
 }
 
+/* The PSN after the last packet the current attempt has sent (a READ
+ * request counts for its responses): a rewind starts it again at the
+ * WQE it rewinds to. */
+static uint32_t send_pos(const struct eng_qp *q)
+{
+	const struct eng_wqe *w;
+
+	if (q->tx_cur >= q->osq_n)
+		return q->nxt;
+	w = &q->osq[(q->osq_head + q->tx_cur) % ENG_OSQ_MAX];
+	return psn_add(w->first_psn, w->w.opcode == ERNIC_OP_RDMA_READ ?
+					     (w->sent ? w->npkts : 0) :
+					     w->sent);
+}
+
+/* Packets of the current attempt sent and not acknowledged. */
+static int32_t in_flight(const struct eng_qp *q)
+{
+	int32_t d = psn_diff(send_pos(q), q->una);
+
+	return d > 0 ? d : 0;
+}
+
+/* The retransmission timer runs while packets are in flight: a retry
+ * that could not leave yet (the device's window full) costs none. */
 static void arm_rto(struct eng *e, uint32_t i, uint64_t now)
 {
 	struct eng_qp *q = &e->qp[i];
 	uint64_t t = rto_ns(e->m, i);
 
-	q->rto_at = (q->osq_n && t) ? now + t : 0;
+	q->rto_at = (q->osq_n && t && in_flight(q)) ? now + t : 0;
 }
 
 /* The image of the retry counters in STATQPi[26:24] / [30:28]. */
@@ -217,6 +242,20 @@ static void sent_upto(struct eng_qp *q, const struct eng_wqe *w)
 		q->nxt = end;
 }
 
+void eng_tx_room(struct eng *e)
+{
+	int32_t out = 0;
+
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= e->m->c_num_qp; i++) {
+		const struct eng_qp *q = &e->qp[i];
+
+		/* what a rewind or an RNR NAK took back is not in flight */
+		if (q->en && !q->fatal && q->psn_loaded && !q->rnr_at)
+			out += in_flight(q);
+	}
+	e->tx_room = (int32_t)ENG_DEV_WINDOW - out;
+}
+
 bool eng_tx_pump(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
@@ -238,10 +277,15 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 		while (w->sent < want && budget) {
 			uint32_t code;
 
-			/* Window: stay inside the peer's receive buffering. */
+			/* Window: stay inside the peer's receive buffering,
+			 * the QP's and the device's. */
 			if (psn_diff(psn_add(w->first_psn, w->sent), q->una) >=
 			    (int32_t)ENG_TX_WINDOW)
 				goto out;
+			if (e->tx_room <= 0) {
+				e->tx_starved = true;
+				goto out;
+			}
 			code = send_one(e, i, w, w->sent, pmtu);
 			if (code) {
 				eng_qp_fatal(e, i, code, 0);
@@ -249,6 +293,8 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 			}
 			w->sent++;
 			sent_upto(q, w);
+			e->tx_room -= w->w.opcode == ERNIC_OP_RDMA_READ ?
+					      (int32_t)w->npkts : 1;
 			budget--;
 			sent = true;
 		}
@@ -286,9 +332,12 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 
 /* Acknowledged progress: the retry budget starts over (IBTA 9.7.6.1.3
  * counts retries of the same PSN). */
-static void una_advance(struct eng_qp *q, uint32_t next)
+static void una_advance(struct eng *e, struct eng_qp *q, uint32_t next)
 {
-	if (psn_diff(next, q->una) > 0) {
+	int32_t d = psn_diff(next, q->una), f = in_flight(q);
+
+	if (d > 0) {
+		e->tx_room += d < f ? d : f;	/* the device's window too */
 		q->una = next;
 		q->retries = 0;
 	}
@@ -376,7 +425,7 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	if (psn_diff(p->psn, q->una) < 0)
 		return;
 	/* A NAK acknowledges everything before its PSN. */
-	una_advance(q, p->psn);
+	una_advance(e, q, p->psn);
 	ack_upto(e, i, p->psn, false);
 	k = wqe_of(q, p->psn);
 	if (k == q->osq_n)
@@ -511,7 +560,7 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		return;
 	}
 	w->rd_got++;
-	una_advance(q, psn_add(p->psn, 1));
+	una_advance(e, q, psn_add(p->psn, 1));
 	q->retries = 0;
 	if (w->rd_got == w->npkts) {
 		eng_complete_head(e, i);
@@ -549,7 +598,7 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		uint32_t k;
 
 		eng_count(e, ERNIC_INAMPKTCNT, 0);
-		una_advance(q, psn_add(p->psn, 1));
+		una_advance(e, q, psn_add(p->psn, 1));
 		ack_upto(e, i, p->psn, true);
 		/* ACKed past a READ still missing responses: they were
 		 * lost, ask again now rather than at the timeout. */

@@ -64,7 +64,7 @@ static uint32_t ncqes(struct mh *h, struct mh_qp *q, uint32_t *cqe)
 	return mh_cqes(h, q, cqe, 64);
 }
 
-static void rx_ack(struct mh *h, uint8_t opcode, uint8_t syn, uint32_t psn)
+void rx_ack(struct mh *h, uint8_t opcode, uint8_t syn, uint32_t psn)
 {
 	struct roce_pkt p = { .opcode = opcode, .psn = psn,
 			      .aeth_syndrome = syn, .aeth_msn = 1 };
@@ -727,6 +727,12 @@ int main(int argc, char **argv)
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_ack_per_batch, bench_up,
 						bench_down),
+		cmocka_unit_test_setup_teardown(test_device_window, bench_up,
+						bench_down),
+		cmocka_unit_test_setup_teardown(test_device_window_rnr,
+						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_device_window_all_lost,
+						bench_up, bench_down),
 	};
 
 	if (argc > 1)

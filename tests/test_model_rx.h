@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the model_rx test program's files share: the bench, its PSNs and
- * the tests of test_model_read.c (READs at requester and responder).
+ * the tests of test_model_read.c (READs at requester and responder) and
+ * test_model_window.c (the device's send window).
  */
 #ifndef TEST_MODEL_RX_H
 #define TEST_MODEL_RX_H
@@ -16,6 +17,8 @@ int bench_up(void **state);
 int bench_down(void **state);
 /* Nothing more was sent: fails the test otherwise. */
 void no_tx(struct mh *h);
+/* A response (ACK, NAK, READ response with 16 bytes) from the peer. */
+void rx_ack(struct mh *h, uint8_t opcode, uint8_t syn, uint32_t psn);
 
 void test_read_keeps_progress(void **state);
 void test_read_last_for_only(void **state);
@@ -23,5 +26,8 @@ void test_read_replay_opcodes(void **state);
 void test_read_replay_short(void **state);
 void test_nak_after_unfinished_read(void **state);
 void test_read_repeats_keep_room(void **state);
+void test_device_window(void **state);
+void test_device_window_rnr(void **state);
+void test_device_window_all_lost(void **state);
 
 #endif
