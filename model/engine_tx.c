@@ -89,14 +89,18 @@ static int32_t in_flight(const struct eng_qp *q)
 	return d > 0 ? d : 0;
 }
 
-/* The retransmission timer runs while packets are in flight: a retry
- * that could not leave yet (the device's window full) costs none. */
+/* The retransmission timer runs while the current attempt waits for
+ * the peer: packets in flight, or a WQE it sent whole and still
+ * outstanding (a READ whose responses an ACK for later PSNs passed). A
+ * retry that could not leave yet (the device's window full) costs
+ * none. */
 static void arm_rto(struct eng *e, uint32_t i, uint64_t now)
 {
 	struct eng_qp *q = &e->qp[i];
 	uint64_t t = rto_ns(e->m, i);
 
-	q->rto_at = (q->osq_n && t && in_flight(q)) ? now + t : 0;
+	q->rto_at = (q->osq_n && t && (q->tx_cur || in_flight(q))) ?
+			    now + t : 0;
 }
 
 /* The image of the retry counters in STATQPi[26:24] / [30:28]. */
@@ -565,6 +569,9 @@ static void on_read_resp(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	if (w->rd_got == w->npkts) {
 		eng_complete_head(e, i);
 		q->rnr_retries = 0;
+		/* What an ACK took behind the READ while it waited (ack_upto
+		 * stopped at it) completes now, not after a retry. */
+		ack_upto(e, i, psn_add(q->una, ERNIC_PSN_MASK), true);
 	}
 	arm_rto(e, i, now);
 }

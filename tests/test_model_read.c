@@ -264,3 +264,69 @@ void test_read_repeats_keep_room(void **state)
 	assert_int_equal(mh_errsts(h, mh_errsts_count(h) - 1, NULL),
 			 ERNIC_FATAL_READ_RESOURCES_FULL);
 }
+
+/* Defect (app_checker's sw case stalled once the retransmission timer
+ * ran only with packets in flight): the duplicate ACKs for WQEs behind a
+ * READ came before the READ's responses (ACKs leave as requests come
+ * in, READ responses from the responder's queue after), stopped at the
+ * unfinished READ and completed nothing; the READ then completed alone
+ * and the WQEs behind it, acknowledged, waited for a retry that never
+ * came. A READ that completes takes what was acknowledged behind it. */
+void test_read_then_acked(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 7, 7);
+	uint32_t cqe[4];
+
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 16, 0x5000, 0x1234,
+		0);
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 1024, 16, 0x6000,
+		0x1234, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);	/* the WRITE's */
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 0);	/* behind the READ */
+	mh_tx_clear(h);				/* the READ asked for again */
+	read_resp_len(h, ROCE_RC_READ_RESP_ONLY, SQ_PSN, 0xB1, 16);
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 2);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 0);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[1]), 0);
+	assert_int_equal(dst->buf.va[15], 0xB1);
+	assert_false(mh_fatal(h, q));
+}
+
+/* Defect (app_soak under faults: every QP of both devices stopped with
+ * 16 WQEs outstanding, all acknowledged): an ACK for PSNs after a READ
+ * whose responses were lost again, once the READ was already asked for
+ * again, left nothing in flight and so no retransmission timer; the
+ * READ waited for good. The timer runs while a WQE sent whole waits. */
+void test_read_passed_twice(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 7, 7);
+	uint32_t cqe[4];
+	struct roce_pkt p;
+
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 16, 0x5000, 0x1234,
+		0);
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 1024, 16, 0x6000,
+		0x1234, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);	/* READ passed */
+	assert_true(mh_tx_next(h, &p));		/* asked for again */
+	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
+	mh_tx_clear(h);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);	/* and again */
+	no_tx(h);
+	mh_advance(h, 20 * MS);		/* timeout 10: 4.2 ms */
+	assert_true(mh_tx_next(h, &p));
+	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
+	assert_int_equal(p.psn, SQ_PSN);
+	mh_tx_clear(h);
+	read_resp_len(h, ROCE_RC_READ_RESP_ONLY, SQ_PSN, 0xB2, 16);
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 2);
+	assert_false(mh_fatal(h, q));
+}
