@@ -428,9 +428,15 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	 * wire): the peer has had that PSN since, it asks for nothing. */
 	if (psn_diff(p->psn, q->una) < 0)
 		return;
-	/* A NAK acknowledges everything before its PSN. */
-	una_advance(e, q, p->psn);
-	ack_upto(e, i, p->psn, false);
+	/* A NAK acknowledges everything before its PSN (IBTA 9.7.5.1.3).
+	 * Not an RNR NAK here: the kernel's rxe (Linux 6.1) RNR-NAKs the
+	 * packet after one it has not taken, and then NAKs that one as a
+	 * sequence error; completed on the RNR NAK, it could never be sent
+	 * again. What is before an RNR NAK completes with the next ACK. */
+	if ((syn & 0x60) != ROCE_AETH_RNR) {
+		una_advance(e, q, p->psn);
+		ack_upto(e, i, p->psn, false);
+	}
 	k = wqe_of(q, p->psn);
 	if (k == q->osq_n)
 		return;		/* stale: nothing outstanding there */

@@ -727,6 +727,8 @@ int main(int argc, char **argv)
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_rnr_then_seq_nak,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_rnr_nak_completes_nothing,
+						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_dup_nak_once, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_ack_per_batch, bench_up,

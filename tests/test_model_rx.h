@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the model_rx test program's files share: the bench, its PSNs and
- * the tests of test_model_read.c (READs at requester and responder) and
- * test_model_window.c (the device's send window).
+ * the tests of test_model_read.c (READs at requester and responder),
+ * test_model_window.c (the device's send window) and test_model_nak.c
+ * (NAKs at the requester).
  */
 #ifndef TEST_MODEL_RX_H
 #define TEST_MODEL_RX_H
@@ -31,5 +32,6 @@ void test_read_passed_twice(void **state);
 void test_device_window(void **state);
 void test_device_window_rnr(void **state);
 void test_device_window_all_lost(void **state);
+void test_rnr_nak_completes_nothing(void **state);
 
 #endif
