@@ -72,7 +72,6 @@ struct eng_wqe {
 	uint32_t npkts;		/* PSNs it uses (READ: response packets) */
 	uint32_t sent;		/* packets sent in the current attempt */
 	uint32_t rd_got;	/* READ: response packets received */
-	bool again;		/* sent, then rewound: asked for again */
 };
 
 /* A read request the responder is answering. */

@@ -325,7 +325,6 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 	for (uint32_t j = k; j < q->osq_n; j++) {
 		struct eng_wqe *w = osq_at(q, j);
 
-		w->again |= w->sent != 0;
 		w->sent = 0;
 	}
 	q->retry_psn = osq_at(q, k)->first_psn;
@@ -496,11 +495,11 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 /*
  * Whether response k of READ w may be p: the opcode for its place and
  * the payload it must carry (Table 2-4 makes anything else fatal). One
- * exception, for a READ asked for again: a responder that takes the
- * request for a repeat may answer it as a resumed READ, LAST for the
- * ONLY, MIDDLE for the FIRST (the kernel's rxe in Linux 6.1 does). Such
- * a packet at the READ's first PSN with the full payload carries the
- * same data, and is taken.
+ * exception: a responder may answer a READ as a resumed one, LAST for
+ * the ONLY, MIDDLE for the FIRST (the kernel's rxe in Linux 6.1 does,
+ * for a READ asked for again and for one it restarted itself). Such a
+ * packet at the READ's first PSN with the full payload carries the same
+ * data, and is taken.
  */
 static bool read_resp_fits(const struct eng_wqe *w, const struct roce_pkt *p,
 			   uint32_t k, uint32_t want)
@@ -514,7 +513,7 @@ static bool read_resp_fits(const struct eng_wqe *w, const struct roce_pkt *p,
 		return false;
 	if (p->opcode == op)
 		return true;
-	if (!w->again || k != 0)
+	if (k != 0)
 		return false;
 	return p->opcode == (w->npkts == 1 ? ROCE_RC_READ_RESP_LAST :
 					     ROCE_RC_READ_RESP_MIDDLE);

@@ -68,10 +68,9 @@ void test_read_keeps_progress(void **state)
 	no_tx(h);
 }
 
-/* A one-packet READ answered by READ RESPONSE LAST (rxe replays a
- * duplicate one-packet READ so): the QP goes fatal as the IP does, with
- * Table 2-4's "last instead of only" code, 0x1C; an ONLY of the wrong
- * length is 0x1A. */
+/* A one-packet READ answered by READ RESPONSE LAST or ONLY of the wrong
+ * length: the QP goes fatal as the IP does, with Table 2-4's "last
+ * instead of only" code, 0x1C, or 0x1A for the ONLY. */
 static void one_packet_read(struct mh *h, uint32_t idx, uint8_t opcode,
 			    uint32_t code)
 {
@@ -83,9 +82,9 @@ static void one_packet_read(struct mh *h, uint32_t idx, uint8_t opcode,
 				 .aeth_syndrome = ROCE_AETH_ACK | 0x1F,
 				 .payload = pay, .payload_len = sizeof(pay) };
 
-	/* one packet; the ONLY's 1024 bytes are one too many */
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1024 - (opcode ==
-		ROCE_RC_READ_RESP_ONLY), 0x5000, 0x1234, 0);
+	/* one packet; the response's 1024 bytes are one too many */
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1023, 0x5000, 0x1234,
+		0);
 	mh_run(h);
 	assert_true(mh_tx_next(h, &p));
 	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);
@@ -329,4 +328,29 @@ void test_read_passed_twice(void **state)
 	read_resp_len(h, ROCE_RC_READ_RESP_ONLY, SQ_PSN, 0xB2, 16);
 	assert_int_equal(mh_cqes(h, q, cqe, 4), 2);
 	assert_false(mh_fatal(h, q));
+}
+
+/* rxe restarts a READ's reply by itself when an RNR NAK for the SEND
+ * behind it comes between, and answers with MIDDLE at the READ's first
+ * PSN (peer_check's loss case, fatal 0x1E): the same data, taken. */
+void test_read_resumed_fresh(void **state)
+{
+	struct mh *h = *state;
+	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	uint32_t cqe[4];
+
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 4096, 0x5000, 0x1234,
+		0);
+	mh_run(h);
+	mh_tx_clear(h);
+	for (uint32_t k = 0; k < 4; k++)
+		read_resp(h, k == 3 ? ROCE_RC_READ_RESP_LAST :
+				      ROCE_RC_READ_RESP_MIDDLE,
+			  SQ_PSN + k, 0xE0 + k);
+	assert_false(mh_fatal(h, q));
+	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);
+	assert_int_equal(ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe[0]), 0);
+	for (uint32_t k = 0; k < 4; k++)
+		assert_int_equal(dst->buf.va[k * 1024 + 3], 0xE0 + k);
 }

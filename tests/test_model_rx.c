@@ -721,6 +721,8 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_read_passed_twice,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_read_resumed_fresh,
+						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_corrupt_counted, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_dup_ack_psn, bench_up,

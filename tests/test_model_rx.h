@@ -29,6 +29,7 @@ void test_nak_after_unfinished_read(void **state);
 void test_read_repeats_keep_room(void **state);
 void test_read_then_acked(void **state);
 void test_read_passed_twice(void **state);
+void test_read_resumed_fresh(void **state);
 void test_device_window(void **state);
 void test_device_window_rnr(void **state);
 void test_device_window_all_lost(void **state);
