@@ -185,6 +185,21 @@ void test_read_replay_short(void **state)
 	assert_int_equal(dst->buf.va[0], 0);
 }
 
+/* QP 2 (timeout 10: 4.2 ms) sends a 16-byte READ into dst and a
+ * 16-byte WRITE behind it, at SQ_PSN and SQ_PSN + 1. */
+static struct mh_qp *read_then_write(struct mh *h, const struct mh_mr *dst)
+{
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 7, 7);
+
+	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 16, 0x5000, 0x1234,
+		0);
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 1024, 16, 0x6000,
+		0x1234, 0);
+	mh_run(h);
+	mh_tx_clear(h);
+	return q;
+}
+
 /* A NAK (invalid request) for the request after a READ whose response
  * never came: the READ fails with the QP; it does not complete with
  * success and its buffer never written (found with ernic_check -r 2). */
@@ -192,18 +207,12 @@ void test_nak_after_unfinished_read(void **state)
 {
 	struct mh *h = *state;
 	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
-	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	struct mh_qp *q = read_then_write(h, dst);
 	struct roce_pkt p = { .opcode = ROCE_RC_ACK, .psn = SQ_PSN + 1,
 			      .aeth_syndrome = ROCE_AETH_NAK |
 					       ROCE_NAK_INVALID_REQ };
 	uint32_t cqe[4];
 
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 1024, 0x5000, 0x1234,
-		0);
-	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 2048, 16, 0x6000,
-		0x1234, 0);
-	mh_run(h);
-	mh_tx_clear(h);
 	mh_rx(h, &p);
 	assert_true(mh_fatal(h, q));
 	assert_int_equal(mh_cqes(h, q, cqe, 4), 1);	/* the READ's: error */
@@ -275,15 +284,9 @@ void test_read_then_acked(void **state)
 {
 	struct mh *h = *state;
 	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
-	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 7, 7);
+	struct mh_qp *q = read_then_write(h, dst);
 	uint32_t cqe[4];
 
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 16, 0x5000, 0x1234,
-		0);
-	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 1024, 16, 0x6000,
-		0x1234, 0);
-	mh_run(h);
-	mh_tx_clear(h);
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);	/* the WRITE's */
 	assert_int_equal(mh_cqes(h, q, cqe, 4), 0);	/* behind the READ */
 	mh_tx_clear(h);				/* the READ asked for again */
@@ -304,16 +307,10 @@ void test_read_passed_twice(void **state)
 {
 	struct mh *h = *state;
 	struct mh_mr *dst = mh_mr(h, 4096, ERNIC_ACCESS_READ_WRITE, false, 0);
-	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 10, 7, 7);
+	struct mh_qp *q = read_then_write(h, dst);
 	uint32_t cqe[4];
 	struct roce_pkt p;
 
-	mh_post(h, q, ERNIC_OP_RDMA_READ, dst->buf.bus, 16, 0x5000, 0x1234,
-		0);
-	mh_post(h, q, ERNIC_OP_RDMA_WRITE, dst->buf.bus + 1024, 16, 0x6000,
-		0x1234, 0);
-	mh_run(h);
-	mh_tx_clear(h);
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 1);	/* READ passed */
 	assert_true(mh_tx_next(h, &p));		/* asked for again */
 	assert_int_equal(p.opcode, ROCE_RC_READ_REQ);

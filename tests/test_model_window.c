@@ -13,24 +13,33 @@
 
 #include "test_model_rx.h"
 
+/* QPs 2..9 (transport timeout code `timeout`, 0 = none) each post a
+ * 256-packet WRITE (MTU 256) and the engine runs. QP k's PSNs start at
+ * SQ_PSN + 1000 k. */
+static void eight_writes(struct mh *h, struct mh_qp **q, uint32_t timeout)
+{
+	struct mh_mr *src = mh_mr(h, 65536, ERNIC_ACCESS_READ_WRITE, false, 7);
+
+	for (uint32_t k = 0; k < MH_MAX_QP; k++)
+		q[k] = mh_qp_up(h, 2 + k, 256, SQ_PSN + k * 1000, RQ_PSN,
+				timeout, 7, 7);
+	for (uint32_t k = 0; k < MH_MAX_QP; k++)
+		mh_post(h, q[k], ERNIC_OP_RDMA_WRITE, src->buf.bus, 65536,
+			0x1000, 0x1234, 0);
+	mh_run(h);
+}
+
 /* Eight QPs with a 256-packet WRITE each would have 2048 packets in
  * flight: the device sends ENG_DEV_WINDOW (1024) of them, shared among
  * the QPs, and more only as ACKs come back. */
 void test_device_window(void **state)
 {
 	struct mh *h = *state;
-	struct mh_mr *src = mh_mr(h, 65536, ERNIC_ACCESS_READ_WRITE, false, 7);
 	uint32_t sent[MH_MAX_QP] = { 0 }, total = 0, more = 0, last2 = 0;
 	struct mh_qp *q[MH_MAX_QP];
 	struct roce_pkt p;
 
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		q[k] = mh_qp_up(h, 2 + k, 256, SQ_PSN + k * 1000, RQ_PSN, 0, 7,
-				7);
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		mh_post(h, q[k], ERNIC_OP_RDMA_WRITE, src->buf.bus, 65536,
-			0x1000, 0x1234, 0);
-	mh_run(h);
+	eight_writes(h, q, 0);
 	while (mh_tx_next(h, &p)) {
 		uint32_t k = (p.psn - SQ_PSN) / 1000;
 
@@ -55,18 +64,11 @@ void test_device_window(void **state)
 void test_device_window_rnr(void **state)
 {
 	struct mh *h = *state;
-	struct mh_mr *src = mh_mr(h, 65536, ERNIC_ACCESS_READ_WRITE, false, 7);
 	struct mh_qp *q[MH_MAX_QP];
 	uint32_t total = 0, more = 0;
 	struct roce_pkt p;
 
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		q[k] = mh_qp_up(h, 2 + k, 256, SQ_PSN + k * 1000, RQ_PSN, 0, 7,
-				7);
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		mh_post(h, q[k], ERNIC_OP_RDMA_WRITE, src->buf.bus, 65536,
-			0x1000, 0x1234, 0);
-	mh_run(h);
+	eight_writes(h, q, 0);
 	while (mh_tx_next(h, &p))
 		total++;
 	assert_int_equal(total, 1024);
@@ -88,18 +90,11 @@ void test_device_window_rnr(void **state)
 void test_device_window_all_lost(void **state)
 {
 	struct mh *h = *state;
-	struct mh_mr *src = mh_mr(h, 65536, ERNIC_ACCESS_READ_WRITE, false, 7);
 	uint32_t first[MH_MAX_QP] = { 0 }, total = 0, again = 0;
 	struct mh_qp *q[MH_MAX_QP];
 	struct roce_pkt p;
 
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		q[k] = mh_qp_up(h, 2 + k, 256, SQ_PSN + k * 1000, RQ_PSN, 10,
-				7, 7);
-	for (uint32_t k = 0; k < MH_MAX_QP; k++)
-		mh_post(h, q[k], ERNIC_OP_RDMA_WRITE, src->buf.bus, 65536,
-			0x1000, 0x1234, 0);
-	mh_run(h);
+	eight_writes(h, q, 10);
 	while (mh_tx_next(h, &p)) {
 		uint32_t k = (p.psn - SQ_PSN) / 1000;
 
