@@ -331,6 +331,14 @@ static inline uint32_t eng_read_npkts(uint32_t len, uint32_t pmtu)
 {
 	return len ? (len + pmtu - 1) / pmtu : 1;
 }
+/* The opcode of response k of a READ answered in npkts packets. */
+static inline uint8_t eng_read_resp_op(uint32_t npkts, uint32_t k)
+{
+	return npkts == 1     ? ROCE_RC_READ_RESP_ONLY :
+	       k == 0	      ? ROCE_RC_READ_RESP_FIRST :
+	       k + 1 == npkts ? ROCE_RC_READ_RESP_LAST :
+				ROCE_RC_READ_RESP_MIDDLE;
+}
 /* A READ request for QP i: new (the expected PSN) or a duplicate. */
 void eng_rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 		     bool dup);

@@ -112,14 +112,10 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 		struct roce_pkt p = { 0 };
 		uint32_t k = j->sent, off = k * pmtu;
 		uint32_t plen = j->len - off < pmtu ? j->len - off : pmtu;
-		bool last = k + 1 == j->npkts;
 
 		if (!j->len)
 			plen = 0;
-		p.opcode = j->npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
-			   k == 0	 ? ROCE_RC_READ_RESP_FIRST :
-			   last		 ? ROCE_RC_READ_RESP_LAST :
-					   ROCE_RC_READ_RESP_MIDDLE;
+		p.opcode = eng_read_resp_op(j->npkts, k);
 		p.psn = psn_add(j->first_psn, k);
 		p.aeth_syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
 		p.aeth_msn = q->msn;

@@ -64,8 +64,9 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	/* Streams too: waking the thread for each doorbell cost more than
 	 * the overlap with it gained (ib_send_bw -s 2 on two CPUs: 0.05 ->
 	 * 0.09 M msg/s; 64 KiB bandwidth the same). */
+	eng_tx_room(e);
 	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
-	    eng_qp_sync(e, i) && (eng_tx_room(e), !eng_tx_pump(e, i))) {
+	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
 		if (q->rnr_at)
 			timer_arm(e, q->rnr_at);
 		if (q->rto_at)

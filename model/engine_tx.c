@@ -69,20 +69,20 @@ static uint64_t rto_ns(const struct ernic_model *m, uint32_t i)
 /* The PSN after the last packet the current attempt has sent (a READ
  * request counts for its responses): a rewind starts it again at the
  * WQE it rewinds to. */
-static uint32_t send_pos(const struct eng_qp *q)
+static uint32_t send_pos(struct eng_qp *q)
 {
 	const struct eng_wqe *w;
 
 	if (q->tx_cur >= q->osq_n)
 		return q->nxt;
-	w = &q->osq[(q->osq_head + q->tx_cur) % ENG_OSQ_MAX];
+	w = osq_at(q, q->tx_cur);
 	return psn_add(w->first_psn, w->w.opcode == ERNIC_OP_RDMA_READ ?
 					     (w->sent ? w->npkts : 0) :
 					     w->sent);
 }
 
 /* Packets of the current attempt sent and not acknowledged. */
-static int32_t in_flight(const struct eng_qp *q)
+static int32_t in_flight(struct eng_qp *q)
 {
 	int32_t d = psn_diff(send_pos(q), q->una);
 
@@ -251,7 +251,7 @@ void eng_tx_room(struct eng *e)
 	int32_t out = 0;
 
 	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= e->m->c_num_qp; i++) {
-		const struct eng_qp *q = &e->qp[i];
+		struct eng_qp *q = &e->qp[i];
 
 		/* what a rewind or an RNR NAK took back is not in flight */
 		if (q->en && !q->fatal && q->psn_loaded && !q->rnr_at)
@@ -337,9 +337,10 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
  * counts retries of the same PSN). */
 static void una_advance(struct eng *e, struct eng_qp *q, uint32_t next)
 {
-	int32_t d = psn_diff(next, q->una), f = in_flight(q);
+	int32_t d = psn_diff(next, q->una), f;
 
 	if (d > 0) {
+		f = in_flight(q);
 		e->tx_room += d < f ? d : f;	/* the device's window too */
 		q->una = next;
 		q->retries = 0;
@@ -504,10 +505,7 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 static bool read_resp_fits(const struct eng_wqe *w, const struct roce_pkt *p,
 			   uint32_t k, uint32_t want)
 {
-	uint8_t op = w->npkts == 1 ? ROCE_RC_READ_RESP_ONLY :
-		     k == 0	       ? ROCE_RC_READ_RESP_FIRST :
-		     k + 1 == w->npkts ? ROCE_RC_READ_RESP_LAST :
-					 ROCE_RC_READ_RESP_MIDDLE;
+	uint8_t op = eng_read_resp_op(w->npkts, k);
 
 	if (p->payload_len != want)
 		return false;
