@@ -253,6 +253,11 @@ static void ma_close(struct ernic_access *acc)
 	free(acc);
 }
 
+static bool ma_progress(struct ernic_access *acc)
+{
+	return ernic_model_progress(to_model(acc));
+}
+
 static const struct ernic_access_ops model_ops = {
 	.name = "model",
 	.reg_read = ma_reg_read,
@@ -265,6 +270,7 @@ static const struct ernic_access_ops model_ops = {
 	.irq_fd = ma_irq_fd,
 	.irq_enable = ma_irq_enable,
 	.mad_steer = ma_mad_steer,
+	.progress = ma_progress,
 	.close = ma_close,
 };
 

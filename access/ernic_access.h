@@ -86,6 +86,11 @@ struct ernic_access_ops {
 	 * between the CPU's caches and DDR in direction dir. */
 	void (*dma_sync)(struct ernic_access *acc, const void *va, size_t len,
 			 enum ernic_dma_dir dir);
+	/* An IP that runs on the CPU (the model): a poll found nothing, let
+	 * it use the caller's thread to take what has arrived. True when it
+	 * took something (worth polling again). NULL on hardware, which
+	 * runs beside the CPU. */
+	bool (*progress)(struct ernic_access *acc);
 	/* A device shared by processes (docs/multiprocess.md): CM REQs for
 	 * service_id (host order) reach this process (claim) or not any
 	 * more. The caller holds the device's state-file lock. 0 or errno.
@@ -145,6 +150,13 @@ static inline void ernic_dma_sync(struct ernic_access *acc, const void *va,
 {
 	if (acc->ops->dma_sync)
 		acc->ops->dma_sync(acc, va, len, dir);
+}
+
+/* A poll found nothing: true if the IP used the caller's thread and
+ * took something (poll again); false on hardware. */
+static inline bool ernic_progress(struct ernic_access *acc)
+{
+	return acc->ops->progress && acc->ops->progress(acc);
 }
 
 /* Flush posted register writes: after W1C writes, before acting on

@@ -469,6 +469,7 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 				     &tp, &tlen, &syn, &chk);
 		if (rx <= 0)
 			break;
+		e->rx_taken++;
 		if (m->rx_hook) {
 			/* Writes the sender may have heard of before sending
 			 * (a QP made ready) reach the registers first; the
@@ -583,6 +584,12 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 		snprintf(err, errlen, "model: mutex: %s", strerror(rc));
 		goto err_fds;
 	}
+	rc = model_mutex_init(&e->pass_lock);
+	if (rc) {
+		snprintf(err, errlen, "model: mutex: %s", strerror(rc));
+		pthread_mutex_destroy(&e->lock);
+		goto err_fds;
+	}
 	if (thread) {
 		rc = pthread_create(&e->thread, NULL, eng_thread_main, e);
 		if (rc) {
@@ -596,6 +603,7 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	return 0;
 
 err_fd:
+	pthread_mutex_destroy(&e->pass_lock);
 	pthread_mutex_destroy(&e->lock);
 err_fds:
 	if (e->wake_fd >= 0)
@@ -666,6 +674,11 @@ uint64_t ernic_model_step(struct ernic_model *m, bool *busy)
 	return m->eng ? eng_run_once(m->eng, busy) : 0;
 }
 
+bool ernic_model_progress(struct ernic_model *m)
+{
+	return m->eng && eng_progress(m->eng);
+}
+
 void eng_destroy(struct eng *e)
 {
 	uint64_t one = 1;
@@ -681,6 +694,7 @@ void eng_destroy(struct eng *e)
 	e->m->eng = NULL;
 	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
 		free(e->hold[k].q);
+	pthread_mutex_destroy(&e->pass_lock);
 	pthread_mutex_destroy(&e->lock);
 	close(e->wake_fd);
 	close(e->timer_fd);

@@ -189,6 +189,11 @@ struct eng {
 	 * RQCI doorbell wake the thread. Set when a hold starts, recomputed
 	 * under lock at the end of each pass. */
 	atomic_bool holding;
+	/* One pass at a time (eng_run_once): the thread's, or one a poll
+	 * runs in its caller's thread while the thread sleeps (eng_progress).
+	 * Taken before lock. */
+	pthread_mutex_t pass_lock;
+	uint64_t rx_taken;		/* packets passes took, under pass_lock */
 
 	pthread_mutex_t lock;		/* everything below */
 	struct roce_l3 local;		/* our address, MAC, UDP port */
@@ -272,6 +277,9 @@ uint64_t eng_run_once(struct eng *e, bool *busy);
 
 /* ---- engine_thread.c: the engine's thread ---- */
 void *eng_thread_main(void *arg);
+/* A poll found nothing: run a pass in the caller's thread if the engine
+ * thread sleeps. True when it took a packet. */
+bool eng_progress(struct eng *e);
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ERNIC_PSN_MASK;

@@ -81,6 +81,36 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	return done;
 }
 
+/*
+ * Run to completion on the way in: a poll that found nothing runs the
+ * engine's pass in its own thread while the engine thread sleeps, so
+ * that a packet waiting in the port is taken now and not after the
+ * thread's wakeup. The same conditions as tx_inline; an awake thread or
+ * a pass already running (another poller's) does it for us. The pass's
+ * timers go to the thread's timerfd; work it left wakes the thread.
+ */
+bool eng_progress(struct eng *e)
+{
+	uint64_t next, taken;
+	bool busy;
+
+	if (!e->running || e->m->clock || !atomic_load(&e->sleeping) ||
+	    pthread_mutex_trylock(&e->pass_lock))
+		return false;
+	taken = e->rx_taken;
+	next = eng_run_once(e, &busy);
+	taken = e->rx_taken - taken;
+	pthread_mutex_unlock(&e->pass_lock);
+	if (next) {
+		pthread_mutex_lock(&e->lock);
+		timer_arm(e, next);
+		pthread_mutex_unlock(&e->lock);
+	}
+	if (busy)
+		eng_wake(e);
+	return taken != 0;
+}
+
 void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 {
 	if (off < ERNIC_QP_BASE || !qp || qp > ERNIC_C_NUM_QP_MAX)
@@ -188,7 +218,9 @@ void *eng_thread_main(void *arg)
 		uint64_t next;
 
 		rt_govern(&rt);
+		pthread_mutex_lock(&e->pass_lock);
 		next = eng_run_once(e, &busy);
+		pthread_mutex_unlock(&e->pass_lock);
 		struct timespec ts, *tsp = NULL;
 
 		if (busy)

@@ -97,6 +97,12 @@ void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
 void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 		    const uint8_t *tp, size_t tlen, int icrc_checkable);
 uint64_t ernic_model_step(struct ernic_model *m, bool *busy);
+/* Software found nothing new (an empty poll): while the engine thread
+ * sleeps, run its pass in the caller's thread, so that what arrived is
+ * taken now rather than after the thread's wakeup. Cheap when the
+ * thread is awake or another pass runs. True when the pass took a
+ * packet. */
+bool ernic_model_progress(struct ernic_model *m);
 
 /* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);

@@ -41,8 +41,16 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 				    attr->comp_mask);
 	pthread_spin_lock(&cq->lock);
 	ret = step(cqx);
-	if (ret)
+	if (ret) {
 		pthread_spin_unlock(&cq->lock);
+		/* as ernic_poll_cq: the IP may use our thread, look again */
+		if (!ernic_progress(ctx_dev(cqx->context)->acc))
+			return ret;
+		pthread_spin_lock(&cq->lock);
+		ret = step(cqx);
+		if (ret)
+			pthread_spin_unlock(&cq->lock);
+	}
 	return ret;
 }
 

@@ -367,5 +367,12 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	pthread_spin_lock(&cq->lock);
 	n = ernic_cq_poll(cq, ne, wc);
 	pthread_spin_unlock(&cq->lock);
+	/* Nothing: an IP that runs on the CPU may take what has arrived in
+	 * our thread (ernic_progress), then the poll looks again. */
+	if (!n && ernic_progress(ctx_dev(ibcq->context)->acc)) {
+		pthread_spin_lock(&cq->lock);
+		n = ernic_cq_poll(cq, ne, wc);
+		pthread_spin_unlock(&cq->lock);
+	}
 	return n;
 }
