@@ -6,6 +6,7 @@
  *   send   N signaled 64-byte RDMA WRITEs, one per ibv_post_send
  *   poll   N successful ibv_poll_cq calls, one completion each
  *   empty  N ibv_poll_cq calls on a CQ with nothing to report
+ *   wait   the same with a receive posted (what a receiver spins on)
  *   recv   N ibv_post_recv calls, one WR each
  * The script counts instructions inside the verb alone (callgrind's
  * --toggle-collect) and takes the model's share out. The loops do only
@@ -269,6 +270,14 @@ static uint32_t run_empty(struct side *a, uint32_t n)
 	return n;
 }
 
+/* A receiver spinning for its message: one receive posted on a, nothing
+ * sent (run_empty with work outstanding). */
+static uint32_t run_wait(struct ibv_qp *qa, struct side *a, uint32_t n)
+{
+	post_one_recv(qa, a);
+	return run_empty(a, n);
+}
+
 /* a's receives, consumed by b's SENDs after each batch. */
 static uint32_t run_recv(struct ibv_qp *qa, struct ibv_qp *qb, struct side *a,
 			 struct side *b, uint32_t n)
@@ -290,7 +299,7 @@ static uint32_t run_recv(struct ibv_qp *qa, struct ibv_qp *qb, struct side *a,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: ernic-fastpath -a DEV -b DEV -m send|poll|empty|recv "
+		"usage: ernic-fastpath -a DEV -b DEV -m send|poll|empty|wait|recv "
 		"[-n N] [-i IDLE_QPS]\n");
 	exit(2);
 }
@@ -344,6 +353,8 @@ int main(int argc, char **argv)
 		calls = run_poll(qa, &a, &b, (uint32_t)n, &miss);
 	else if (!strcmp(mode, "empty"))
 		calls = run_empty(&a, (uint32_t)n);
+	else if (!strcmp(mode, "wait"))
+		calls = run_wait(qa, &a, (uint32_t)n);
 	else if (!strcmp(mode, "recv"))
 		calls = run_recv(qa, qb, &a, &b, (uint32_t)n);
 	else

@@ -3,7 +3,8 @@
 # Instructions per verb on the provider's fast path, counted by callgrind
 # on bench/fastpath.c over two software ERNICs: a signaled RDMA WRITE
 # post_send, a successful poll_cq, an empty poll_cq (with 0 and
-# FASTPATH_IDLE idle QPs on the CQ) and a post_recv.
+# FASTPATH_IDLE idle QPs on the CQ, and spinning for a posted receive)
+# and a post_recv.
 #
 # Only the verb's own call tree is counted (--toggle-collect), less what
 # the model does inside it: on a software device a register access is a
@@ -78,6 +79,7 @@ row "post_send, signaled 64 B WRITE" 200 ernic_post_send send 0
 row "poll_cq, one completion" 150 ernic_poll_cq poll 0
 row "poll_cq, empty" 60 ernic_poll_cq empty 0
 row "poll_cq, empty, $idle idle QPs" 60 ernic_poll_cq empty "$idle"
+row "poll_cq, empty, a receive posted" 60 ernic_poll_cq wait 0
 row "post_recv" 100 ernic_post_recv recv 0
 echo
 echo "provider fast path, instructions per call (callgrind, model excluded)"

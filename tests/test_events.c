@@ -347,6 +347,26 @@ static void test_one_event_per_completion(void **state)
 	pair_down(&p);
 }
 
+/* A receiver spinning on poll_cq for a receive (poll_cq's shortcut:
+ * nothing moved since the last look) still learns that its QP went
+ * fatal: the receive comes back flushed. */
+static void test_spin_sees_fatal(void **state)
+{
+	struct ibv_wc wc;
+	struct pair p;
+
+	(void)state;
+	pair_up(&p, 16, 16);
+	post_recv1(p.b, 1, B.buf, 64, B.mr->lkey);
+	for (int k = 0; k < 2000; k++)
+		assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 0);
+	post1(p.a, 2, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
+	poll_one(A.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 2);
+	poll_one(B.cq, IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV, 1);
+	pair_down(&p);
+}
+
 int dp_run_events(void)
 {
 	const struct CMUnitTest events[] = {
@@ -358,6 +378,7 @@ int dp_run_events(void)
 					  ev_teardown),
 		cmocka_unit_test_teardown(test_one_event_per_completion,
 					  ev_teardown),
+		cmocka_unit_test_teardown(test_spin_sees_fatal, ev_teardown),
 	};
 
 	return cmocka_run_group_tests_name("events", events, dp_group_setup,

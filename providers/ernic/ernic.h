@@ -155,8 +155,9 @@ struct ernic_cq {
 	 * once nothing is outstanding there. An empty poll looks at these
 	 * words, not at every QP (ernic_cq_busy). */
 	_Atomic uint64_t active[2][ERNIC_CQ_WORDS];
-	uint32_t nwords;		/* of them its QPs have needed */
+	_Atomic uint32_t nwords;	/* of them its QPs have needed */
 	uint32_t cursor;		/* bit looked at first */
+	uint32_t quiet_polls;		/* empty polls in a row */
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
 
@@ -192,6 +193,8 @@ struct ernic_rsg {
 
 /* ernic_qp_check_fatal's state, per queue. */
 #define ERNIC_FATAL_POLLS 64u		/* a power of 2 */
+#define ERNIC_QUIET_NONE UINT64_MAX	/* sq_quiet, rq_quiet: not quiet */
+#define ERNIC_QUIET_POLLS 16u		/* empty polls per full look */
 struct ernic_fatal_watch {
 	uint64_t next_ns;		/* no register read before */
 	uint32_t polls;			/* calls, for the clock */
@@ -248,6 +251,10 @@ struct ernic_qp {
 	bool sq_flushing;		/* device done: retire by software */
 	bool sq_skip;			/* drop slots up to the next LAST */
 	struct ernic_fatal_watch sq_watch; /* STATQP looks while idle */
+	/* The CQ write index at which a poll last found nothing to report,
+	 * ERNIC_QUIET_NONE after it found something (ernic_poll.c
+	 * cq_quiet). Written under sq_lock, read under the CQ's lock. */
+	_Atomic uint64_t sq_quiet;
 	uint32_t qx_start;		/* sq_pi at wr_start */
 	int qx_err;			/* first error of the batch */
 	bool qx_flush;			/* batch posted to a QP in error */
@@ -274,6 +281,8 @@ struct ernic_qp {
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
 	struct ernic_fatal_watch rq_watch;
+	/* As sq_quiet: the RQ write pointer | IMMQ write pointer << 32. */
+	_Atomic uint64_t rq_quiet;
 	_Atomic uint32_t pmtu;		/* path MTU in bytes, 0 before RTR */
 
 	/* Events, under dev->ev_lock. */
@@ -455,6 +464,17 @@ static inline uint32_t ernic_db_load(struct ernic_access *acc,
 	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_FROM_DEVICE);
 	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)p,
 				    memory_order_acquire);
+}
+
+/* The IP's RQ and IMMQ write pointers in one word: RQ | IMMQ << 32. */
+static inline uint64_t ernic_rq_wptrs(struct ernic_dev *dev,
+				      const struct ernic_qp *qp)
+{
+	volatile uint32_t *db = ernic_rq_db_va(dev, qp->idx);
+
+	return ernic_db_load(dev->acc, &db[ERNIC_RQDB_WPTR / 4]) |
+	       (uint64_t)ernic_db_load(dev->acc,
+				       &db[ERNIC_RQDB_IMMQ_WPTR / 4]) << 32;
 }
 
 static inline void ernic_db_store(struct ernic_access *acc,
@@ -683,6 +703,23 @@ static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
 
 	atomic_fetch_or_explicit(&cq->active[role - 1][b / 64],
 				 UINT64_C(1) << (b % 64), memory_order_relaxed);
+}
+
+/* No QP has anything outstanding on cq, so no completion can be there
+ * and a poll may say so without the CQ's lock: a post racing with it
+ * sets its bit before its doorbell, and the poll is ordered before it. */
+static inline bool ernic_cq_idle(struct ernic_cq *cq)
+{
+	const uint32_t nw = atomic_load_explicit(&cq->nwords,
+						 memory_order_relaxed);
+	uint64_t any = 0;
+
+	for (uint32_t w = 0; w < nw; w++)
+		any |= atomic_load_explicit(&cq->active[0][w],
+					    memory_order_relaxed) |
+		       atomic_load_explicit(&cq->active[1][w],
+					    memory_order_relaxed);
+	return !any;
 }
 
 /* Slots from a forward to b in a ring of depth slots (a, b < depth). */

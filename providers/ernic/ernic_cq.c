@@ -168,7 +168,8 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 	pthread_spin_lock(&cq->lock);
 	/* poll_cq reads the words up to the highest QP ever attached */
 	if (words > cq->nwords)
-		cq->nwords = words;
+		atomic_store_explicit(&cq->nwords, words,
+				      memory_order_relaxed);
 	cq->qps[qp->idx] = qp;
 	cq->roles[qp->idx] |= (uint8_t)roles;
 	pthread_spin_unlock(&cq->lock);

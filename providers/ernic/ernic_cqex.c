@@ -39,6 +39,8 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	if (attr->comp_mask)
 		return ernic_refuse(EINVAL, "start_poll: comp_mask 0x%x",
 				    attr->comp_mask);
+	if (ernic_cq_idle(cq))
+		return ENOENT;	/* as ernic_poll_cq */
 	pthread_spin_lock(&cq->lock);
 	ret = step(cqx);
 	if (ret) {

@@ -183,6 +183,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		   struct ibv_wc *wc, int max)
 {
 	volatile uint32_t *db = ernic_cq_db_va(dev, qp->idx);
+	uint64_t quiet = ERNIC_QUIET_NONE;
 	int n = 0;
 
 	while (!qp->sq_flushing && n < max) {
@@ -211,8 +212,10 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		} else if (!atomic_load(&qp->err)) {
 			/* Idle with work posted: did the QP die silently? */
 			if (qp->sq_ci == qp->sq_pi ||
-			    !ernic_qp_check_fatal(dev, qp, &qp->sq_watch))
+			    !ernic_qp_check_fatal(dev, qp, &qp->sq_watch)) {
+				quiet = wi;
 				break;
+			}
 			continue;
 		}
 		/* In error: what the IP completed before it stopped is
@@ -223,6 +226,7 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 			break;
 		qp->sq_flushing = true;
 	}
+	atomic_store_explicit(&qp->sq_quiet, quiet, memory_order_relaxed);
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
 		n += sq_flush_one(dev, qp, &wc[n]);
 	/* WQEs held back for max_rd_atomic: completed READs free room. */
@@ -232,10 +236,35 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	return n;
 }
 
+/*
+ * A spinning poll's shortcut: the queue's doorbell words are where the
+ * last look under its lock found nothing to report (sq_quiet, rq_quiet:
+ * a completion moves them; whatever else moves the consumer indices
+ * resets them) and the QP is not in error. One poll in ERNIC_QUIET_POLLS
+ * looks anyway, for the fatal watch. Caller holds cq->lock (qp lives).
+ */
+static bool sq_unchanged(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	return ernic_db_load(dev->acc, ernic_cq_db_va(dev, qp->idx)) ==
+		       atomic_load_explicit(&qp->sq_quiet,
+					    memory_order_relaxed) &&
+	       !atomic_load_explicit(&qp->err, memory_order_relaxed);
+}
+
+static bool rq_unchanged(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	return ernic_rq_wptrs(dev, qp) ==
+		       atomic_load_explicit(&qp->rq_quiet,
+					    memory_order_relaxed) &&
+	       !atomic_load_explicit(&qp->err, memory_order_relaxed);
+}
+
 /* QP 2 + b's part of a poll, in the roles whose bits are set in busy;
- * a queue found idle leaves the CQ's active set. Caller holds cq->lock. */
-static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
-		   unsigned int busy, struct ibv_wc *wc, int max)
+ * a queue found idle leaves the CQ's active set. look: no shortcut
+ * (sq_unchanged). Caller holds cq->lock. */
+static inline __attribute__((always_inline)) int
+qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
+	unsigned int busy, bool look, struct ibv_wc *wc, int max)
 {
 	const uint32_t qpn = b + ERNIC_FIRST_RC_QP;
 	struct ernic_qp *qp = cq->qps[qpn];
@@ -244,7 +273,8 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 
 	if (!qp)
 		return 0;
-	if ((busy & ERNIC_CQ_SEND) && (cq->roles[qpn] & ERNIC_CQ_SEND)) {
+	if ((busy & ERNIC_CQ_SEND) && (cq->roles[qpn] & ERNIC_CQ_SEND) &&
+	    (look || !sq_unchanged(dev, qp))) {
 		pthread_spin_lock(&qp->sq_lock);
 		if (qp->sq_ci != qp->sq_pi)
 			n += sq_poll(dev, qp, wc, max);
@@ -256,7 +286,7 @@ static int qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	if ((busy & ERNIC_CQ_RECV) && (cq->roles[qpn] & ERNIC_CQ_RECV) &&
-	    n < max) {
+	    n < max && (look || !rq_unchanged(dev, qp))) {
 		pthread_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
@@ -274,8 +304,9 @@ static unsigned int busy_roles(uint64_t s, uint64_t r, uint64_t bit)
 
 /* QPs 2..65 (one word): the busy ones in turn from the cursor's bit,
  * by rotating the word so that the cursor's bit comes first. */
-static int cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
-			struct ibv_wc *wc)
+static inline __attribute__((always_inline)) int
+cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne, bool look,
+	     struct ibv_wc *wc)
 {
 	const uint64_t s = atomic_load_explicit(&cq->active[0][0],
 						memory_order_relaxed);
@@ -294,7 +325,7 @@ static int cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 
 		any &= any - 1;
 		n += qp_poll(dev, cq, b, busy_roles(s, r, UINT64_C(1) << b),
-			     &wc[n], ne - n);
+			     look, &wc[n], ne - n);
 	} while (any && n < ne);
 	return n;
 }
@@ -303,7 +334,7 @@ static int cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
  * cursor's word last for its bits below the cursor. */
 static int __attribute__((noinline))
 cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
-	      struct ibv_wc *wc)
+	      bool look, struct ibv_wc *wc)
 {
 	const uint32_t nw = cq->nwords;
 	const uint32_t w0 = cq->cursor / 64, b0 = cq->cursor % 64;
@@ -336,7 +367,7 @@ cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 				first = w * 64 + b;
 			n += qp_poll(dev, cq, w * 64 + b,
 				     busy_roles(s[w], r[w], UINT64_C(1) << b),
-				     &wc[n], ne - n);
+				     look, &wc[n], ne - n);
 		}
 	}
 	if (first != UINT32_MAX)
@@ -344,35 +375,57 @@ cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 	return n;
 }
 
-int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+static inline __attribute__((always_inline)) int
+cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
-
 	/* Only QPs with something outstanding are looked at: nothing at all
 	 * is an empty poll whatever the number of QPs. The next poll starts
 	 * after the first QP this one looked at, so that none starves the
-	 * others. */
+	 * others. The shortcut is for a spin: not on the first empty poll,
+	 * nor on every one. */
+	const bool look = cq->quiet_polls == 0 ||
+			  cq->quiet_polls % ERNIC_QUIET_POLLS == 0;
+	int n;
+
 	if (cq->nwords == 1)
-		return cq_poll_word(dev, cq, ne, wc);
-	return cq->nwords ? cq_poll_words(dev, cq, ne, wc) : 0;
+		n = cq_poll_word(dev, cq, ne, look, wc);
+	else
+		n = cq->nwords ? cq_poll_words(dev, cq, ne, look, wc) : 0;
+	cq->quiet_polls = n ? 0 : cq->quiet_polls + 1;
+	return n;
+}
+
+int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	return cq_poll(cq, ne, wc);
+}
+
+/* poll_cq when something is outstanding: under the CQ's lock, then, if
+ * nothing was there, after lending the thread to an IP that runs on the
+ * CPU (ernic_progress). */
+static int __attribute__((noinline))
+poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	int n;
+
+	pthread_spin_lock(&cq->lock);
+	n = cq_poll(cq, ne, wc);
+	pthread_spin_unlock(&cq->lock);
+	if (!n && ernic_progress(ctx_dev(cq->vcq.cq.context)->acc)) {
+		pthread_spin_lock(&cq->lock);
+		n = cq_poll(cq, ne, wc);
+		pthread_spin_unlock(&cq->lock);
+	}
+	return n;
 }
 
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
-	int n;
 
-	if (ne <= 0)
+	/* Nothing outstanding: nothing to take, for the IP either. */
+	if (ne <= 0 || ernic_cq_idle(cq))
 		return 0;
-	pthread_spin_lock(&cq->lock);
-	n = ernic_cq_poll(cq, ne, wc);
-	pthread_spin_unlock(&cq->lock);
-	/* Nothing: an IP that runs on the CPU may take what has arrived in
-	 * our thread (ernic_progress), then the poll looks again. */
-	if (!n && ernic_progress(ctx_dev(ibcq->context)->acc)) {
-		pthread_spin_lock(&cq->lock);
-		n = ernic_cq_poll(cq, ne, wc);
-		pthread_spin_unlock(&cq->lock);
-	}
-	return n;
+	return poll_busy(cq, ne, wc);
 }

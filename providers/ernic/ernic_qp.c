@@ -141,6 +141,8 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 
 	if (!qp)
 		return NULL;
+	atomic_init(&qp->sq_quiet, ERNIC_QUIET_NONE);
+	atomic_init(&qp->rq_quiet, ERNIC_QUIET_NONE);
 	/* Rings hold depth - 1 entries: producer == consumer means empty. */
 	qp->sq_depth = cap->max_send_wr + 1;
 	qp->rwqe_depth = cap->max_recv_wr + 1;
@@ -487,6 +489,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
 		qp->rd_inflight = qp->rd_limit = qp->rd_unrung = 0;
 		qp->sq_flushing = qp->sq_skip = false;
+		atomic_store(&qp->sq_quiet, ERNIC_QUIET_NONE);
 		pthread_spin_unlock(&qp->sq_lock);
 		pthread_spin_lock(&qp->rq_lock);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
@@ -495,6 +498,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->rq_ev_seen = qp->immq_ev_wp = 0;
 		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
+		atomic_store(&qp->rq_quiet, ERNIC_QUIET_NONE);
 		pthread_spin_unlock(&qp->rq_lock);
 		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);

@@ -450,6 +450,9 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	*solicited = false;
 	pthread_spin_lock(&qp->rq_lock);
+	/* what it consumes, poll_cq's shortcut has not seen (cq_quiet) */
+	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
+			      memory_order_relaxed);
 	start = qp->rq_ci;
 	rx_view_init(dev, qp, &v);
 	if (!rq_pointers(&v, qp, &wp, &iwp) || atomic_load(&qp->err)) {
@@ -524,11 +527,25 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 {
 	const uint32_t start = qp->rq_ci;
 	struct rx_view v;
+	uint64_t wptrs;
 	int n = 0;
 
 	/* Nothing posted, nothing to report (data waits in the RQ). */
 	if (qp->rwqe_ci == qp->rwqe_pi)
 		return 0;
+	/* A receiver's spin: the IP's write pointers where the last poll
+	 * left them (valid by construction) and the QP well have nothing to
+	 * report; what follows would find the same at greater cost. */
+	wptrs = ernic_rq_wptrs(dev, qp);
+	if (wptrs == (qp->rq_ci | (uint64_t)qp->immq_ci << 32) &&
+	    !atomic_load(&qp->err) &&
+	    !ernic_qp_check_fatal(dev, qp, &qp->rq_watch)) {
+		atomic_store_explicit(&qp->rq_quiet, wptrs,
+				      memory_order_relaxed);
+		return 0;
+	}
+	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
+			      memory_order_relaxed);
 	rx_view_init(dev, qp, &v);
 	/* Data waits in the RQ until a request is posted for it (the IP
 	 * RNR-NAKs once the RQ is full). */
