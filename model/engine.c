@@ -448,15 +448,23 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 
 uint64_t eng_run_once(struct eng *e, bool *busy)
 {
+	return eng_run(e, busy, false);
+}
+
+uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
+{
 	struct ernic_model *m = e->m;
-	uint64_t next = 0, now = eng_now(e), t;
+	uint64_t next = 0, now = eng_now(e), t, taken = e->rx_taken;
 	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN, held;
 	int rx;
 
 	*busy = false;
-	pthread_mutex_lock(&e->lock);
-	next = rx_held(e, now, enabled);
-	pthread_mutex_unlock(&e->lock);
+	/* (holds start only in passes, one at a time: no race here) */
+	if (atomic_load(&e->holding)) {
+		pthread_mutex_lock(&e->lock);
+		next = rx_held(e, now, enabled);
+		pthread_mutex_unlock(&e->lock);
+	}
 	/* RX first: responses free the window. Bounded per pass. */
 	for (int n = 0; n < 256; n++) {
 		struct roce_l3 l3;
@@ -491,6 +499,9 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 		pthread_mutex_unlock(&e->lock);
 	}
 
+	/* Nothing came in and nothing is held: the rest is the thread's. */
+	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding))
+		return next;
 	for (int w = 0; w < 4; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);

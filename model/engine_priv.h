@@ -274,6 +274,9 @@ bool eng_qp_sync(struct eng *e, uint32_t i);
 /* One pass over everything: held packets, RX, doorbells, timers. Returns
  * the next timer deadline (0 = none) and whether work remains. */
 uint64_t eng_run_once(struct eng *e, bool *busy);
+/* The same; with rx_or_none, only the receive half when the port had
+ * nothing and no packet is held (what a poll lends its thread for). */
+uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none);
 
 /* ---- engine_thread.c: the engine's thread ---- */
 void *eng_thread_main(void *arg);

@@ -86,8 +86,11 @@ static bool tx_inline(struct eng *e, uint32_t i)
  * engine's pass in its own thread while the engine thread sleeps, so
  * that a packet waiting in the port is taken now and not after the
  * thread's wakeup. The same conditions as tx_inline; an awake thread or
- * a pass already running (another poller's) does it for us. The pass's
- * timers go to the thread's timerfd; work it left wakes the thread.
+ * a pass already running (another poller's) does it for us. A port with
+ * nothing ends the pass after its receive half (a spinning poll costs
+ * one recvmsg, not a look at every QP: doorbells and timers wake the
+ * thread anyway). The pass's timers go to the thread's timerfd; work it
+ * left wakes the thread.
  */
 bool eng_progress(struct eng *e)
 {
@@ -98,7 +101,7 @@ bool eng_progress(struct eng *e)
 	    pthread_mutex_trylock(&e->pass_lock))
 		return false;
 	taken = e->rx_taken;
-	next = eng_run_once(e, &busy);
+	next = eng_run(e, &busy, true);
 	taken = e->rx_taken - taken;
 	pthread_mutex_unlock(&e->pass_lock);
 	if (next) {
