@@ -237,7 +237,7 @@ void eng_complete_head(struct eng *e, uint32_t i)
 
 	eng_cqe_write(e, i, &q->osq[q->osq_head], false);
 	q->osq_head = (q->osq_head + 1) % ENG_OSQ_MAX;
-	q->osq_n--;
+	eng_osq_count(e, i, -1);
 	if (q->tx_cur)
 		q->tx_cur--;
 	eng_statqp(e, i);
@@ -280,7 +280,7 @@ void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code, uint8_t syndrome)
 	if (cqe)
 		eng_cqe_write(e, i, &q->osq[q->osq_head], true);
 	eng_set(e, ERNIC_QP(i, ERNIC_STATQP), st | ERNIC_STATQP_FATAL);
-	q->osq_n = 0;
+	eng_osq_count(e, i, -(int)q->osq_n);
 	q->tx_cur = 0;
 	q->rto_at = q->rnr_at = 0;
 	q->rdq_n = 0;
@@ -298,6 +298,7 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 		e->hold[q->hold - 1].n = 0;
 	}
 	memset(q, 0, sizeof(*q));
+	eng_osq_count(e, i, 0);
 	/* LSTRQREQ holds the last request "received": expect the next. */
 	q->epsn = psn_add(ERNIC_FIELD_GET(ERNIC_LSTRQREQ_PSN, lst), 1);
 	q->last_psn = psn_add(q->epsn, ERNIC_PSN_MASK);
@@ -318,6 +319,10 @@ bool eng_qp_sync(struct eng *e, uint32_t i)
 	if (en != q->en) {
 		eng_qp_reset(e, i);
 		q->en = en;
+		if (en)
+			e->en_map[i / 64] |= UINT64_C(1) << (i % 64);
+		else
+			e->en_map[i / 64] &= ~(UINT64_C(1) << (i % 64));
 		model_wire_qp_enabled(e->wire, i, en);
 		/* A QP (re-)enabled after deletion or fatal recovery starts
 		 * with clean status (PG332 "QP Fatal Recovery"). */
@@ -446,6 +451,45 @@ static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
 	return next;
 }
 
+/* The first enabled QP (en_map) in [i, hi), or hi. Lock held. */
+static uint32_t next_enabled(const struct eng *e, uint32_t i, uint32_t hi)
+{
+	while (i < hi) {
+		uint64_t b = e->en_map[i / 64] >> (i % 64);
+
+		if (b) {
+			i += (uint32_t)__builtin_ctzll(b);
+			return i < hi ? i : hi;
+		}
+		i = (i / 64 + 1) * 64;
+	}
+	return hi;
+}
+
+/* QP i's part of a pass (an IP enabled): send, answer READs, timers
+ * (the earliest into *next). True when it left work for another pass.
+ * Lock held. */
+static bool qp_turn(struct eng *e, uint32_t i, bool enabled, uint64_t now,
+		    uint64_t *next)
+{
+	bool busy = false;
+	uint64_t t;
+
+	if (!eng_qp_sync(e, i) || !enabled)
+		return false;
+	if (eng_tx_pump(e, i))
+		busy = true;
+	if (eng_rx_pump(e, i))
+		busy = true;
+	t = eng_tx_timers(e, i, now);
+	if (t && (!*next || t < *next))
+		*next = t;
+	t = eng_rx_timers(e, i, now);
+	if (t && (!*next || t < *next))
+		*next = t;
+	return busy;
+}
+
 uint64_t eng_run_once(struct eng *e, bool *busy)
 {
 	return eng_run(e, busy, false);
@@ -454,7 +498,7 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 {
 	struct ernic_model *m = e->m;
-	uint64_t next = 0, now = eng_now(e), t, taken = e->rx_taken;
+	uint64_t next = 0, now = eng_now(e), taken = e->rx_taken;
 	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN, held;
 	int rx;
 
@@ -516,20 +560,22 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	eng_tx_room(e);
 	if (e->tx_rr < ERNIC_FIRST_RC_QP || e->tx_rr > m->c_num_qp)
 		e->tx_rr = ERNIC_FIRST_RC_QP;
-	for (uint32_t n = ERNIC_FIRST_RC_QP, i = e->tx_rr; n <= m->c_num_qp;
-	     n++, i = i == m->c_num_qp ? ERNIC_FIRST_RC_QP : i + 1) {
-		if (!eng_qp_sync(e, i) || !enabled)
-			continue;
-		if (eng_tx_pump(e, i))
-			*busy = true;
-		if (eng_rx_pump(e, i))
-			*busy = true;
-		t = eng_tx_timers(e, i, now);
-		if (t && (!next || t < next))
-			next = t;
-		t = eng_rx_timers(e, i, now);
-		if (t && (!next || t < next))
-			next = t;
+	if (e->scan_all) {
+		/* QPCONFi written before the engine existed */
+		for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++)
+			eng_qp_sync(e, i);
+		e->scan_all = false;
+	}
+	/* Enabled QPs only (en_map; an enable edge is synced when QPCONFi
+	 * is written), from tx_rr on, then those before it. */
+	for (int half = 0; half < 2; half++) {
+		const uint32_t lo = half ? ERNIC_FIRST_RC_QP : e->tx_rr;
+		const uint32_t hi = half ? e->tx_rr : m->c_num_qp + 1;
+
+		for (uint32_t i = next_enabled(e, lo, hi); i < hi;
+		     i = next_enabled(e, i + 1, hi))
+			if (qp_turn(e, i, enabled, now, &next))
+				*busy = true;
 	}
 	e->tx_rr++;
 	/* A QP that found the device's window used up has no timer when
@@ -576,6 +622,7 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	}
 	e->m = m;
 	e->wire = w;
+	e->scan_all = true;
 	e->local.family = conf->family;
 	memcpy(e->local.dst, conf->addr, sizeof(e->local.dst));
 	memcpy(e->local.dst_mac, conf->mac, 6);

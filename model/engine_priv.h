@@ -205,6 +205,13 @@ struct eng {
 	bool rerun;			/* a held packet again: counted once */
 	bool parked;			/* this pass started a hold */
 	int32_t tx_room;		/* ENG_DEV_WINDOW left (eng_tx_room) */
+	/* QPs with outstanding WQEs (osq_n > 0): the only ones with
+	 * packets in flight, all eng_tx_room looks at (eng_osq_count). */
+	uint64_t osq_map[(ERNIC_C_NUM_QP_MAX + 64) / 64];
+	/* QPs enabled (q->en), all a pass walks; scan_all: look at every
+	 * QPCONFi once first (written before the engine started). */
+	uint64_t en_map[(ERNIC_C_NUM_QP_MAX + 64) / 64];
+	bool scan_all;
 	bool tx_starved;		/* a QP found it used up */
 	uint32_t tx_rr;			/* QP whose turn comes first */
 	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
@@ -283,6 +290,19 @@ void *eng_thread_main(void *arg);
 /* A poll found nothing: run a pass in the caller's thread if the engine
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
+/* QP i's outstanding queue grew (+1) or shrank (-1; reset: -osq_n):
+ * keeps osq_map. Lock held. */
+static inline void eng_osq_count(struct eng *e, uint32_t i, int d)
+{
+	const uint64_t bit = UINT64_C(1) << (i % 64);
+
+	e->qp[i].osq_n = (uint32_t)((int)e->qp[i].osq_n + d);
+	if (e->qp[i].osq_n)
+		e->osq_map[i / 64] |= bit;
+	else
+		e->osq_map[i / 64] &= ~bit;
+}
+
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
 	return (psn + n) & ERNIC_PSN_MASK;

@@ -168,7 +168,7 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 		 * up on the QP (Table 2-4 code 5) with an error CQE. */
 		w->slot = q->sq_fetch;
 		w->w.wrid = (uint16_t)w->slot;	/* WRID is the SQ slot */
-		q->osq_n++;
+		eng_osq_count(e, i, 1);
 		q->sq_fetch = (q->sq_fetch + 1) % depth;
 		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);
 		return false;
@@ -177,7 +177,7 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	w->first_psn = q->npsn;
 	w->npkts = w->w.length ? (w->w.length + pmtu - 1) / pmtu : 1;
 	q->npsn = psn_add(q->npsn, w->npkts);
-	q->osq_n++;
+	eng_osq_count(e, i, 1);
 	q->sq_fetch = (q->sq_fetch + 1) % depth;
 	eng_statqp(e, i);
 	return true;
@@ -250,12 +250,17 @@ void eng_tx_room(struct eng *e)
 {
 	int32_t out = 0;
 
-	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= e->m->c_num_qp; i++) {
-		struct eng_qp *q = &e->qp[i];
+	for (uint32_t w = 0; w < ERNIC_ARRAY_SIZE(e->osq_map); w++) {
+		for (uint64_t b = e->osq_map[w]; b; b &= b - 1) {
+			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(b);
+			struct eng_qp *q = &e->qp[i];
 
-		/* what a rewind or an RNR NAK took back is not in flight */
-		if (q->en && !q->fatal && q->psn_loaded && !q->rnr_at)
-			out += in_flight(q);
+			/* what a rewind or an RNR NAK took back is not in
+			 * flight; QP1's MADs have their own pump */
+			if (i >= ERNIC_FIRST_RC_QP && q->en && !q->fatal &&
+			    q->psn_loaded && !q->rnr_at)
+				out += in_flight(q);
+		}
 	}
 	e->tx_room = (int32_t)ENG_DEV_WINDOW - out;
 }
