@@ -347,6 +347,29 @@ static void test_one_event_per_completion(void **state)
 	pair_down(&p);
 }
 
+/* An application that spun on poll_cq (lending its thread to a
+ * software device's engine) and then waits on its channel still hears
+ * of the next message: the engine does not count on polls that stopped. */
+static void test_event_after_spin(void **state)
+{
+	struct ibv_wc wc;
+	struct pair p;
+
+	(void)state;
+	ev_open(&EA);
+	ev_open(&EB);
+	pair_up(&p, 16, 16);
+	post_recv1(p.b, 1, B.buf, 100, B.mr->lkey);
+	for (int k = 0; k < 1000; k++)
+		assert_int_equal(ibv_poll_cq(EB.cq, 1, &wc), 0);
+	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
+	post1(p.a, 1, IBV_WR_SEND, A.buf, 100, 0, 0, 0, IBV_SEND_SIGNALED);
+	expect_event(&EB, WAIT_MS, "RECV after a spin");
+	poll_one(EB.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 1);
+	poll_one(EA.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 1);
+	pair_down(&p);
+}
+
 /* A receiver spinning on poll_cq for a receive (poll_cq's shortcut:
  * nothing moved since the last look) still learns that its QP went
  * fatal: the receive comes back flushed. */
@@ -379,6 +402,7 @@ int dp_run_events(void)
 		cmocka_unit_test_teardown(test_one_event_per_completion,
 					  ev_teardown),
 		cmocka_unit_test_teardown(test_spin_sees_fatal, ev_teardown),
+		cmocka_unit_test_teardown(test_event_after_spin, ev_teardown),
 	};
 
 	return cmocka_run_group_tests_name("events", events, dp_group_setup,
