@@ -347,21 +347,28 @@ static void test_one_event_per_completion(void **state)
 	pair_down(&p);
 }
 
+/* B posts receive 1 (100 bytes), then polls cq, empty, polls times. */
+static void recv_then_spin(struct pair *p, struct ibv_cq *cq, int polls)
+{
+	struct ibv_wc wc;
+
+	post_recv1(p->b, 1, B.buf, 100, B.mr->lkey);
+	for (int k = 0; k < polls; k++)
+		assert_int_equal(ibv_poll_cq(cq, 1, &wc), 0);
+}
+
 /* An application that spun on poll_cq (lending its thread to a
  * software device's engine) and then waits on its channel still hears
  * of the next message: the engine does not count on polls that stopped. */
 static void test_event_after_spin(void **state)
 {
-	struct ibv_wc wc;
 	struct pair p;
 
 	(void)state;
 	ev_open(&EA);
 	ev_open(&EB);
 	pair_up(&p, 16, 16);
-	post_recv1(p.b, 1, B.buf, 100, B.mr->lkey);
-	for (int k = 0; k < 1000; k++)
-		assert_int_equal(ibv_poll_cq(EB.cq, 1, &wc), 0);
+	recv_then_spin(&p, EB.cq, 1000);
 	assert_int_equal(ibv_req_notify_cq(EB.cq, 0), 0);
 	post1(p.a, 1, IBV_WR_SEND, A.buf, 100, 0, 0, 0, IBV_SEND_SIGNALED);
 	expect_event(&EB, WAIT_MS, "RECV after a spin");
@@ -375,14 +382,11 @@ static void test_event_after_spin(void **state)
  * fatal: the receive comes back flushed. */
 static void test_spin_sees_fatal(void **state)
 {
-	struct ibv_wc wc;
 	struct pair p;
 
 	(void)state;
 	pair_up(&p, 16, 16);
-	post_recv1(p.b, 1, B.buf, 64, B.mr->lkey);
-	for (int k = 0; k < 2000; k++)
-		assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 0);
+	recv_then_spin(&p, B.cq, 2000);
 	post1(p.a, 2, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
 	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
 	poll_one(A.cq, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_WRITE, 2);
