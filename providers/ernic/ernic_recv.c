@@ -450,7 +450,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	*solicited = false;
 	pthread_spin_lock(&qp->rq_lock);
-	/* what it consumes, poll_cq's shortcut has not seen (cq_quiet) */
+	/* what it consumes, poll_cq's shortcut has not seen (rq_unchanged) */
 	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
 			      memory_order_relaxed);
 	start = qp->rq_ci;
