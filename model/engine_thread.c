@@ -210,6 +210,8 @@ void *eng_thread_main(void *arg)
 	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
 			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 
+	/* named for top, perf and gdb (a failure costs only the name) */
+	pthread_setname_np(pthread_self(), "ernic-engine");
 	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	while (!atomic_load(&e->stop)) {
 		struct pollfd pfd[3] = {

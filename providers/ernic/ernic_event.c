@@ -307,6 +307,8 @@ static void *ev_main(void *arg)
 		{ .fd = ernic_client_event_fd(dev), .events = POLLIN },
 	};
 
+	/* named for top, perf and gdb (a failure costs only the name) */
+	pthread_setname_np(pthread_self(), "ernic-events");
 	for (;;) {
 		if (poll(pfd, 4, -1) < 0) {
 			if (errno == EINTR)
