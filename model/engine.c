@@ -319,10 +319,7 @@ bool eng_qp_sync(struct eng *e, uint32_t i)
 	if (en != q->en) {
 		eng_qp_reset(e, i);
 		q->en = en;
-		if (en)
-			e->en_map[i / 64] |= UINT64_C(1) << (i % 64);
-		else
-			e->en_map[i / 64] &= ~(UINT64_C(1) << (i % 64));
+		eng_map_put(e->en_map, i, en);
 		model_wire_qp_enabled(e->wire, i, en);
 		/* A QP (re-)enabled after deletion or fatal recovery starts
 		 * with clean status (PG332 "QP Fatal Recovery"). */
@@ -546,7 +543,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	/* Nothing came in and nothing is held: the rest is the thread's. */
 	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding))
 		return next;
-	for (int w = 0; w < 4; w++)
+	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
 	/* The responses to what came in (ACKs, read responses' first
@@ -560,12 +557,6 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	eng_tx_room(e);
 	if (e->tx_rr < ERNIC_FIRST_RC_QP || e->tx_rr > m->c_num_qp)
 		e->tx_rr = ERNIC_FIRST_RC_QP;
-	if (e->scan_all) {
-		/* QPCONFi written before the engine existed */
-		for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++)
-			eng_qp_sync(e, i);
-		e->scan_all = false;
-	}
 	/* Enabled QPs only (en_map; an enable edge is synced when QPCONFi
 	 * is written), from tx_rr on, then those before it. */
 	for (int half = 0; half < 2; half++) {
@@ -622,7 +613,6 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	}
 	e->m = m;
 	e->wire = w;
-	e->scan_all = true;
 	e->local.family = conf->family;
 	memcpy(e->local.dst, conf->addr, sizeof(e->local.dst));
 	memcpy(e->local.dst_mac, conf->mac, 6);
@@ -658,6 +648,14 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 		e->running = true;
 	}
 	m->eng = e;
+	/* QPCONFi written before the engine existed; from here on writes
+	 * are synced as they come (eng_reg_written). */
+	pthread_mutex_lock(&e->lock);
+	for (uint32_t i = ERNIC_FIRST_RC_QP; i <= m->c_num_qp; i++)
+		eng_qp_sync(e, i);
+	pthread_mutex_unlock(&e->lock);
+	if (thread)
+		eng_wake(e);
 	return 0;
 
 err_fd:

@@ -63,6 +63,8 @@
 #define ENG_OWED_MAX 64u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
+/* 64-bit words of a per-QP bitmap (QPs 0..ERNIC_C_NUM_QP_MAX) */
+#define ENG_QP_WORDS ((ERNIC_C_NUM_QP_MAX + 64) / 64)
 
 /* One fetched WQE: in the outstanding queue until acknowledged. */
 struct eng_wqe {
@@ -184,7 +186,7 @@ struct eng {
 	atomic_int sleeping;
 	atomic_bool stop;
 	/* QPs with a doorbell or configuration change to look at */
-	atomic_uint_least64_t dirty[4];
+	atomic_uint_least64_t dirty[ENG_QP_WORDS];
 	/* A request is held for RQ space (eng->hold): only then must an
 	 * RQCI doorbell wake the thread. Set when a hold starts, recomputed
 	 * under lock at the end of each pass. */
@@ -207,11 +209,9 @@ struct eng {
 	int32_t tx_room;		/* ENG_DEV_WINDOW left (eng_tx_room) */
 	/* QPs with outstanding WQEs (osq_n > 0): the only ones with
 	 * packets in flight, all eng_tx_room looks at (eng_osq_count). */
-	uint64_t osq_map[(ERNIC_C_NUM_QP_MAX + 64) / 64];
-	/* QPs enabled (q->en), all a pass walks; scan_all: look at every
-	 * QPCONFi once first (written before the engine started). */
-	uint64_t en_map[(ERNIC_C_NUM_QP_MAX + 64) / 64];
-	bool scan_all;
+	uint64_t osq_map[ENG_QP_WORDS];
+	/* QPs enabled (q->en), all a pass walks (eng_qp_sync) */
+	uint64_t en_map[ENG_QP_WORDS];
 	bool tx_starved;		/* a QP found it used up */
 	uint32_t tx_rr;			/* QP whose turn comes first */
 	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
@@ -286,21 +286,29 @@ uint64_t eng_run_once(struct eng *e, bool *busy);
 uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none);
 
 /* ---- engine_thread.c: the engine's thread ---- */
+/* The thread makes another pass (one eventfd write). No lock needed. */
+void eng_wake(struct eng *e);
 void *eng_thread_main(void *arg);
 /* A poll found nothing: run a pass in the caller's thread if the engine
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
 /* QP i's outstanding queue grew (+1) or shrank (-1; reset: -osq_n):
  * keeps osq_map. Lock held. */
-static inline void eng_osq_count(struct eng *e, uint32_t i, int d)
+/* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
+static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {
 	const uint64_t bit = UINT64_C(1) << (i % 64);
 
-	e->qp[i].osq_n = (uint32_t)((int)e->qp[i].osq_n + d);
-	if (e->qp[i].osq_n)
-		e->osq_map[i / 64] |= bit;
+	if (on)
+		map[i / 64] |= bit;
 	else
-		e->osq_map[i / 64] &= ~bit;
+		map[i / 64] &= ~bit;
+}
+
+static inline void eng_osq_count(struct eng *e, uint32_t i, int d)
+{
+	e->qp[i].osq_n = (uint32_t)((int)e->qp[i].osq_n + d);
+	eng_map_put(e->osq_map, i, e->qp[i].osq_n != 0);
 }
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)

@@ -17,7 +17,7 @@
 
 #include "engine_priv.h"
 
-static void eng_wake(struct eng *e)
+void eng_wake(struct eng *e)
 {
 	uint64_t one = 1;
 
@@ -151,7 +151,7 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 
 static bool any_dirty(struct eng *e)
 {
-	for (int w = 0; w < 4; w++)
+	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
 		if (atomic_load(&e->dirty[w]))
 			return true;
 	return false;

@@ -43,9 +43,15 @@ static const struct tx_ops tx_ops[ERNIC_OP_SEND_INV + 1] = {
 		ROCE_RC_SEND_LAST_INV },
 };
 
+/* Where the k-th outstanding WQE sits in q->osq. */
+static uint32_t osq_idx(const struct eng_qp *q, uint32_t k)
+{
+	return (q->osq_head + k) % ENG_OSQ_MAX;
+}
+
 static struct eng_wqe *osq_at(struct eng_qp *q, uint32_t k)
 {
-	return &q->osq[(q->osq_head + k) % ENG_OSQ_MAX];
+	return &q->osq[osq_idx(q, k)];
 }
 
 static uint32_t wqe_last_psn(const struct eng_wqe *w)
@@ -69,20 +75,20 @@ static uint64_t rto_ns(const struct ernic_model *m, uint32_t i)
 /* The PSN after the last packet the current attempt has sent (a READ
  * request counts for its responses): a rewind starts it again at the
  * WQE it rewinds to. */
-static uint32_t send_pos(struct eng_qp *q)
+static uint32_t send_pos(const struct eng_qp *q)
 {
 	const struct eng_wqe *w;
 
 	if (q->tx_cur >= q->osq_n)
 		return q->nxt;
-	w = osq_at(q, q->tx_cur);
+	w = &q->osq[osq_idx(q, q->tx_cur)];
 	return psn_add(w->first_psn, w->w.opcode == ERNIC_OP_RDMA_READ ?
 					     (w->sent ? w->npkts : 0) :
 					     w->sent);
 }
 
 /* Packets of the current attempt sent and not acknowledged. */
-static int32_t in_flight(struct eng_qp *q)
+static int32_t in_flight(const struct eng_qp *q)
 {
 	int32_t d = psn_diff(send_pos(q), q->una);
 
@@ -253,7 +259,7 @@ void eng_tx_room(struct eng *e)
 	for (uint32_t w = 0; w < ERNIC_ARRAY_SIZE(e->osq_map); w++) {
 		for (uint64_t b = e->osq_map[w]; b; b &= b - 1) {
 			uint32_t i = w * 64 + (uint32_t)__builtin_ctzll(b);
-			struct eng_qp *q = &e->qp[i];
+			const struct eng_qp *q = &e->qp[i];
 
 			/* what a rewind or an RNR NAK took back is not in
 			 * flight; QP1's MADs have their own pump */
