@@ -253,7 +253,7 @@ struct ernic_qp {
 	struct ernic_fatal_watch sq_watch; /* STATQP looks while idle */
 	/* The CQ write index at which a poll last found nothing to report,
 	 * ERNIC_QUIET_NONE after it found something (ernic_poll.c
-	 * sq_unchanged). Written under sq_lock, read under the CQ's lock. */
+	 * quiet_still). Written under sq_lock, read under the CQ's lock. */
 	_Atomic uint64_t sq_quiet;
 	uint32_t qx_start;		/* sq_pi at wr_start */
 	int qx_err;			/* first error of the batch */

@@ -243,25 +243,16 @@ static int sq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
  * resets them) and the QP is not in error. One poll in ERNIC_QUIET_POLLS
  * looks anyway, for the fatal watch. Caller holds cq->lock (qp lives).
  */
-static bool sq_unchanged(struct ernic_dev *dev, struct ernic_qp *qp)
+static bool quiet_still(uint64_t word, const _Atomic uint64_t *quiet,
+			const struct ernic_qp *qp)
 {
-	return ernic_db_load(dev->acc, ernic_cq_db_va(dev, qp->idx)) ==
-		       atomic_load_explicit(&qp->sq_quiet,
-					    memory_order_relaxed) &&
-	       !atomic_load_explicit(&qp->err, memory_order_relaxed);
-}
-
-static bool rq_unchanged(struct ernic_dev *dev, struct ernic_qp *qp)
-{
-	return ernic_rq_wptrs(dev, qp) ==
-		       atomic_load_explicit(&qp->rq_quiet,
-					    memory_order_relaxed) &&
+	return word == atomic_load_explicit(quiet, memory_order_relaxed) &&
 	       !atomic_load_explicit(&qp->err, memory_order_relaxed);
 }
 
 /* QP 2 + b's part of a poll, in the roles whose bits are set in busy;
  * a queue found idle leaves the CQ's active set. look: no shortcut
- * (sq_unchanged). Caller holds cq->lock. */
+ * (quiet_still). Caller holds cq->lock. */
 static inline __attribute__((always_inline)) int
 qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	unsigned int busy, bool look, struct ibv_wc *wc, int max)
@@ -274,7 +265,10 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	if (!qp)
 		return 0;
 	if ((busy & ERNIC_CQ_SEND) && (cq->roles[qpn] & ERNIC_CQ_SEND) &&
-	    (look || !sq_unchanged(dev, qp))) {
+	    (look ||
+	     !quiet_still(ernic_db_load(dev->acc,
+					ernic_cq_db_va(dev, qp->idx)),
+			  &qp->sq_quiet, qp))) {
 		pthread_spin_lock(&qp->sq_lock);
 		if (qp->sq_ci != qp->sq_pi)
 			n += sq_poll(dev, qp, wc, max);
@@ -286,7 +280,8 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 		pthread_spin_unlock(&qp->sq_lock);
 	}
 	if ((busy & ERNIC_CQ_RECV) && (cq->roles[qpn] & ERNIC_CQ_RECV) &&
-	    n < max && (look || !rq_unchanged(dev, qp))) {
+	    n < max &&
+	    (look || !quiet_still(ernic_rq_wptrs(dev, qp), &qp->rq_quiet, qp))) {
 		pthread_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)

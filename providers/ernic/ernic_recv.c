@@ -251,14 +251,20 @@ static uint32_t rxlen_at(const struct rx_view *v, uint32_t k)
  * a pointer outside the ring, or elements written past the grant
  * (RQCIi). Caller holds rq_lock.
  */
+static bool rq_valid(const struct rx_view *v, const struct ernic_qp *qp,
+		     uint32_t wp, uint32_t iwp)
+{
+	return wp < v->depth && iwp < v->depth &&
+	       ernic_ring_dist(qp->rq_ci, wp, v->depth) <=
+		       qp->rq_grant - qp->rq_done;
+}
+
 static bool rq_pointers(const struct rx_view *v, const struct ernic_qp *qp,
 			uint32_t *wp, uint32_t *iwp)
 {
 	*wp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_WPTR / 4]);
 	*iwp = ernic_db_load(v->acc, &v->db[ERNIC_RQDB_IMMQ_WPTR / 4]);
-	return *wp < v->depth && *iwp < v->depth &&
-	       ernic_ring_dist(qp->rq_ci, *wp, v->depth) <=
-		       qp->rq_grant - qp->rq_done;
+	return rq_valid(v, qp, *wp, *iwp);
 }
 
 /* The IMMQ entry at immq_ci, if the IP has published it (iwp). */
@@ -450,7 +456,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 
 	*solicited = false;
 	pthread_spin_lock(&qp->rq_lock);
-	/* what it consumes, poll_cq's shortcut has not seen (rq_unchanged) */
+	/* what it consumes, poll_cq's shortcut has not seen (quiet_still) */
 	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
 			      memory_order_relaxed);
 	start = qp->rq_ci;
@@ -526,6 +532,7 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 		  struct ibv_wc *wc, int max)
 {
 	const uint32_t start = qp->rq_ci;
+	uint32_t wp, iwp;
 	struct rx_view v;
 	uint64_t wptrs;
 	int n = 0;
@@ -547,26 +554,28 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
 			      memory_order_relaxed);
 	rx_view_init(dev, qp, &v);
+	/* What the IP had published at that load (RQ pointer first, so
+	 * every element below wp has its IMMQ entry below iwp); what comes
+	 * later is the next poll's. */
+	wp = (uint32_t)wptrs;
+	iwp = (uint32_t)(wptrs >> 32);
+	if (!rq_valid(&v, qp, wp, iwp))
+		ernic_log("QP %u: RQ write pointers %u/%u outside the grant "
+			  "(%u elements from %u, depth %u)",
+			  qp->idx, wp, iwp, qp->rq_grant - qp->rq_done,
+			  qp->rq_ci, v.depth);
 	/* Data waits in the RQ until a request is posted for it (the IP
 	 * RNR-NAKs once the RQ is full). */
-	while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
-		uint32_t wp, iwp;
-
-		if (!rq_pointers(&v, qp, &wp, &iwp)) {
-			ernic_log("QP %u: RQ write pointers %u/%u outside the "
-				  "grant (%u elements from %u, depth %u)",
-				  qp->idx, wp, iwp, qp->rq_grant - qp->rq_done,
-				  qp->rq_ci, v.depth);
-			break;
+	else
+		while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
+			if (rx_write_imm(&v, qp, iwp, &wc[n])) {
+				n++;
+				continue;
+			}
+			if (qp->rq_ci == wp)
+				break;
+			n += rx_element(&v, qp, iwp, &wc[n]);
 		}
-		if (rx_write_imm(&v, qp, iwp, &wc[n])) {
-			n++;
-			continue;
-		}
-		if (qp->rq_ci == wp)
-			break;
-		n += rx_element(&v, qp, iwp, &wc[n]);
-	}
 	/* The copies are done: the IP may reuse the elements. */
 	if (qp->rq_ci != start)
 		rq_grant(dev, qp);
