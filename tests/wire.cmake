@@ -9,6 +9,11 @@ target_link_libraries(test_roce_pkt PRIVATE ernic_model ernic_common
                       PkgConfig::CMOCKA)
 add_test(NAME roce_pkt COMMAND test_roce_pkt)
 
+add_executable(test_roce_frame ${CMAKE_CURRENT_LIST_DIR}/test_roce_frame.c)
+target_link_libraries(test_roce_frame PRIVATE ernic_model ernic_common
+                      PkgConfig::CMOCKA)
+add_test(NAME roce_frame COMMAND test_roce_frame)
+
 # Real sockets on 127.0.0.2/.3 and ::1 (frame mode on lo needs
 # CAP_NET_RAW: exit 77 = skipped otherwise). Serial: the software devices
 # of other tests bind the same addresses.
