@@ -540,10 +540,8 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		pthread_mutex_unlock(&e->lock);
 	}
 
-	/* Nothing came in, nothing is held and no doorbell waits (tx_inline
-	 * leaves some to passes): the rest is the thread's. */
-	if (rx_or_none && e->rx_taken == taken &&
-	    !atomic_load(&e->holding) && !eng_any_dirty(e))
+	/* Nothing came in and nothing is held: the rest is the thread's. */
+	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding))
 		return next;
 	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
 		atomic_exchange(&e->dirty[w], 0);

@@ -294,15 +294,6 @@ void *eng_thread_main(void *arg);
 bool eng_progress(struct eng *e);
 /* QP i's outstanding queue grew (+1) or shrank (-1; reset: -osq_n):
  * keeps osq_map. Lock held. */
-/* A QP has a doorbell or configuration change no pass has seen. */
-static inline bool eng_any_dirty(struct eng *e)
-{
-	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
-		if (atomic_load(&e->dirty[w]))
-			return true;
-	return false;
-}
-
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {

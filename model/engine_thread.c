@@ -41,13 +41,6 @@ static void timer_arm(struct eng *e, uint64_t at)
 		e->timer_at = at;
 }
 
-/* What became of an SQ doorbell rung in its own thread (tx_inline). */
-enum tx_inline_res {
-	TX_THREAD,	/* the engine thread's to send: wake it */
-	TX_SENT,	/* sent everything due */
-	TX_LATER,	/* for the pass the QP's next event runs */
-};
-
 /*
  * Run to completion: an SQ doorbell's packets leave from the thread that
  * rang it, when the engine is free, instead of after a wakeup of the
@@ -55,30 +48,19 @@ enum tx_inline_res {
  * Only with an engine thread on the real clock (tests that step the
  * engine or set its clock keep every packet to their steps), and only
  * for work that fits one pump; the QP's retransmission timers are handed
- * to the thread through its timerfd.
- *
- * A QP that already waits for its peer (a retransmission or RNR timer
- * armed: an answer or the timer comes, and the pass either runs walks
- * every enabled QP) sends nothing now: its new WQEs leave with that
- * pass, or with the next poll's (eng_progress looks at dirty QPs), in
- * one batch with the others queued meanwhile. A stream of small
- * messages pays one send call per batch instead of per doorbell; a lone
- * request (a latency test's) still leaves at once.
+ * to the thread through its timerfd. Returns true when it sent
+ * everything due.
  */
-static enum tx_inline_res tx_inline(struct eng *e, uint32_t i)
+static bool tx_inline(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
-	enum tx_inline_res res = TX_THREAD;
+	bool done = false;
 
 	/* QP1's MADs go through their own pump, in the thread; an awake
 	 * thread sends for us at no cost (and in parallel with us). */
 	if (i < ERNIC_FIRST_RC_QP || !e->running || e->m->clock ||
 	    !atomic_load(&e->sleeping) || pthread_mutex_trylock(&e->lock))
-		return TX_THREAD;
-	if (q->en && !q->fatal && (q->rto_at || q->rnr_at)) {
-		pthread_mutex_unlock(&e->lock);
-		return TX_LATER;
-	}
+		return false;
 	/* Streams too: waking the thread for each doorbell cost more than
 	 * the overlap with it gained (ib_send_bw -s 2 on two CPUs: 0.05 ->
 	 * 0.09 M msg/s; 64 KiB bandwidth the same). */
@@ -89,14 +71,14 @@ static enum tx_inline_res tx_inline(struct eng *e, uint32_t i)
 			timer_arm(e, q->rnr_at);
 		if (q->rto_at)
 			timer_arm(e, q->rto_at);
-		res = TX_SENT;
+		done = true;
 	}
 	/* The pump only queued its packets (eng_send_pkt): they leave
 	 * now, while we hold the lock, or they would wait for the sleeping
 	 * thread's next pass, a transport timeout away. */
 	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);
-	return res;
+	return done;
 }
 
 /*
@@ -145,17 +127,8 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 		pthread_mutex_unlock(&e->lock);
 		break;
 	case ERNIC_SQPI:
-		switch (tx_inline(e, qp)) {
-		case TX_SENT:
+		if (tx_inline(e, qp))
 			return;
-		case TX_LATER:
-			/* no wake: the QP's answer or timer runs a pass */
-			atomic_fetch_or(&e->dirty[qp / 64],
-					UINT64_C(1) << (qp % 64));
-			return;
-		case TX_THREAD:
-			break;
-		}
 		break;
 	case ERNIC_RQCI:
 		/* Received requests read RQCI themselves: the thread needs
@@ -176,6 +149,13 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 		eng_wake(e);
 }
 
+static bool any_dirty(struct eng *e)
+{
+	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
+		if (atomic_load(&e->dirty[w]))
+			return true;
+	return false;
+}
 
 /*
  * The IP runs beside the CPU; here it shares it with applications that
@@ -259,7 +239,7 @@ void *eng_thread_main(void *arg)
 		}
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
-		if (!eng_any_dirty(e) && !atomic_load(&e->stop))
+		if (!any_dirty(e) && !atomic_load(&e->stop))
 			ppoll(pfd, 3, tsp, NULL);
 		atomic_store(&e->sleeping, 0);
 		if (pfd[2].revents & POLLIN) {
