@@ -292,8 +292,6 @@ void *eng_thread_main(void *arg);
 /* A poll found nothing: run a pass in the caller's thread if the engine
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
-/* QP i's outstanding queue grew (+1) or shrank (-1; reset: -osq_n):
- * keeps osq_map. Lock held. */
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {
@@ -305,6 +303,8 @@ static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 		map[i / 64] &= ~bit;
 }
 
+/* QP i's outstanding queue grew (+1) or shrank (-1; reset: -osq_n):
+ * keeps osq_map. Lock held. */
 static inline void eng_osq_count(struct eng *e, uint32_t i, int d)
 {
 	e->qp[i].osq_n = (uint32_t)((int)e->qp[i].osq_n + d);

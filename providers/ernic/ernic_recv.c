@@ -245,12 +245,8 @@ static uint32_t rxlen_at(const struct rx_view *v, uint32_t k)
 	return le32toh(v->rxlen[k]);
 }
 
-/*
- * The RQ and IMMQ write pointers, read before what they publish
- * (elements, RXLEN, IMMQ entries), acquire. False for a broken device:
- * a pointer outside the ring, or elements written past the grant
- * (RQCIi). Caller holds rq_lock.
- */
+/* Write pointers a working IP can have published: inside the ring, and
+ * no element past the grant (RQCIi). */
 static bool rq_valid(const struct rx_view *v, const struct ernic_qp *qp,
 		     uint32_t wp, uint32_t iwp)
 {
@@ -259,6 +255,12 @@ static bool rq_valid(const struct rx_view *v, const struct ernic_qp *qp,
 		       qp->rq_grant - qp->rq_done;
 }
 
+/*
+ * The RQ and IMMQ write pointers, read before what they publish
+ * (elements, RXLEN, IMMQ entries), acquire. False for a broken device:
+ * a pointer outside the ring, or elements written past the grant
+ * (RQCIi). Caller holds rq_lock.
+ */
 static bool rq_pointers(const struct rx_view *v, const struct ernic_qp *qp,
 			uint32_t *wp, uint32_t *iwp)
 {
@@ -559,14 +561,14 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	 * later is the next poll's. */
 	wp = (uint32_t)wptrs;
 	iwp = (uint32_t)(wptrs >> 32);
-	if (!rq_valid(&v, qp, wp, iwp))
+	if (!rq_valid(&v, qp, wp, iwp)) {
 		ernic_log("QP %u: RQ write pointers %u/%u outside the grant "
 			  "(%u elements from %u, depth %u)",
 			  qp->idx, wp, iwp, qp->rq_grant - qp->rq_done,
 			  qp->rq_ci, v.depth);
-	/* Data waits in the RQ until a request is posted for it (the IP
-	 * RNR-NAKs once the RQ is full). */
-	else
+	} else {
+		/* Data waits in the RQ until a request is posted for it
+		 * (the IP RNR-NAKs once the RQ is full). */
 		while (n < max && qp->rwqe_ci != qp->rwqe_pi) {
 			if (rx_write_imm(&v, qp, iwp, &wc[n])) {
 				n++;
@@ -576,6 +578,7 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 				break;
 			n += rx_element(&v, qp, iwp, &wc[n]);
 		}
+	}
 	/* The copies are done: the IP may reuse the elements. */
 	if (qp->rq_ci != start)
 		rq_grant(dev, qp);
