@@ -395,10 +395,8 @@ static void test_spin_sees_fatal(void **state)
 }
 
 /* A burst of WRITEs, then only the channel: no poll lends its thread
- * to the engine between events. The WQEs rung while the first was in
- * flight (a software device sends those with a later pass, in one
- * batch) still all leave, carried by the passes the QP's own ACKs run,
- * and their data lands. */
+ * to the engine between events. Every WQE rung while the first was in
+ * flight still leaves, without a poll to carry it, and its data lands. */
 static void test_burst_without_polls(void **state)
 {
 	enum { N = 16, LEN = 512 };

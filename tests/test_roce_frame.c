@@ -210,6 +210,11 @@ static void test_frame_not_ours(void **state)
 	}
 }
 
+/* One syndrome case of the two tests below: frame g is a copy of the good
+ * frame f (n bytes) changed by stmts, and parses to expect. */
+#define CASE(expect, stmts) do { memcpy(g, f, n); stmts; \
+	assert_int_equal(fparse(g, n, &local), (expect)); } while (0)
+
 static void test_frame_syndromes_v4(void **state)
 {
 	uint8_t f[256], g[256];
@@ -218,8 +223,6 @@ static void test_frame_syndromes_v4(void **state)
 
 	n = make_frame(f, sizeof(f), &l3, AF_INET);
 	local_of(&l3, &local);
-#define CASE(expect, stmts) do { memcpy(g, f, n); stmts; \
-	assert_int_equal(fparse(g, n, &local), (expect)); } while (0)
 	/* 0: our IP, another MAC (stale neighbour at the peer) */
 	CASE(ROCE_SYN_MAC_DST, g[0] = 0xFF);
 	/* 8: our MAC, another IP */
@@ -256,7 +259,6 @@ static void test_frame_syndromes_v4(void **state)
 	CASE(ROCE_SYN_MAC_DST | ROCE_SYN_IPV4_FRAG | ROCE_SYN_IPV4_CSUM |
 	     ROCE_SYN_UDP_LEN,
 	     g[0] = 0xFF; g[21] = 9; s16(g + 38, 9));
-#undef CASE
 	/* 2: the other family sent to our MAC */
 	memset(&v6, 0, sizeof(v6));
 	v6.family = AF_INET6;
@@ -273,8 +275,6 @@ static void test_frame_syndromes_v6(void **state)
 
 	n = make_frame(f, sizeof(f), &l3, AF_INET6);
 	local_of(&l3, &local);
-#define CASE(expect, stmts) do { memcpy(g, f, n); stmts; \
-	assert_int_equal(fparse(g, n, &local), (expect)); } while (0)
 	CASE(ROCE_SYN_MAC_DST, g[0] = 0x33);	/* multicast MAC */
 	CASE(ROCE_SYN_IP_DST, g[53] ^= 1);
 	CASE(ROCE_SYN_IP_VERSION, g[14] = (uint8_t)(0x40 | (g[14] & 0xF)));
