@@ -711,14 +711,14 @@ void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
 }
 
 void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
-		    const uint8_t *tp, size_t tlen, int icrc_checkable)
+		    const uint8_t *tp, size_t tlen, int check_icrc)
 {
 	struct eng *e = m->eng;
 
 	if (!e || !(eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN))
 		return;
 	pthread_mutex_lock(&e->lock);
-	rx_one(e, l3, tp, tlen, 0, icrc_checkable, eng_now(e));
+	rx_one(e, l3, tp, tlen, 0, check_icrc, eng_now(e));
 	eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);

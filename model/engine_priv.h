@@ -159,7 +159,7 @@ struct eng_qp {
 #define ENG_HOLD_DEPTH ENG_TX_WINDOW
 struct eng_parked {
 	size_t len;
-	int chk;			/* ICRC checkable */
+	int chk;			/* ICRC still to check */
 	struct roce_l3 l3;
 	uint8_t pkt[ROCE_MAX_TRANSPORT];
 };
@@ -341,7 +341,7 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p);
 /* One received packet (transport bytes); syndrome from the frame checks. */
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
-		   int icrc_checkable);
+		   int check_icrc);
 /* Check an R_Key access of len bytes at va against the PD table; on
  * success *bus is where the data lives. */
 bool eng_mr_check(struct eng *e, uint32_t i, uint32_t rkey, uint64_t va,

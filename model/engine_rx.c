@@ -523,7 +523,7 @@ static bool held_park(struct eng *e, uint32_t i, const struct roce_pkt *p,
 
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
-		   int icrc_checkable)
+		   int check_icrc)
 {
 	struct ernic_model *m = e->m;
 	struct roce_pkt p = { 0 };
@@ -532,7 +532,7 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	if (!e->rerun)
 		eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
 	if (!syndrome)
-		syndrome = roce_parse(tp, tlen, l3, icrc_checkable, &p);
+		syndrome = roce_parse(tp, tlen, l3, check_icrc, &p);
 	/* An unsupported opcode is all that may be wrong with a packet that
 	 * goes on: it still needs a QP to NAK. Any other fault of the
 	 * headers or the ICRC makes the packet invalid (ININVDUPCNT[15:0]):
@@ -575,6 +575,6 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		rx_unsupported(e, i, &p, tp, tlen);
 	else if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
 		eng_tx_response(e, i, &p);
-	else if (!held_park(e, i, &p, l3, tp, tlen, icrc_checkable))
+	else if (!held_park(e, i, &p, l3, tp, tlen, check_icrc))
 		rx_responder(e, i, &p, flags);
 }

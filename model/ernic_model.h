@@ -79,7 +79,7 @@ int ernic_model_start(struct ernic_model *m, const struct ernic_conf *conf,
  * port w (model_wire_open_tap; ownership passes to the model, also on
  * failure) and then nothing happens but what these calls do:
  * ernic_model_rx hands it one received packet (transport bytes under
- * l3, as the port would: ICRC checked when icrc_checkable), and
+ * l3, as the port would: ICRC still to check when check_icrc), and
  * ernic_model_step runs one pass over doorbells, held packets and
  * timers, returning the next timer deadline (0: none) and in *busy
  * whether work is left for another pass. ernic_model_set_clock replaces
@@ -95,7 +95,7 @@ int ernic_model_mad_steer(struct ernic_model *m, uint64_t service_id,
 void ernic_model_set_clock(struct ernic_model *m, uint64_t (*now)(void *arg),
 			   void *arg);
 void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
-		    const uint8_t *tp, size_t tlen, int icrc_checkable);
+		    const uint8_t *tp, size_t tlen, int check_icrc);
 uint64_t ernic_model_step(struct ernic_model *m, bool *busy);
 /* Software found nothing new (an empty poll): while the engine thread
  * sleeps, run its pass in the caller's thread, so that what arrived is

@@ -668,11 +668,11 @@ const struct model_wire_stats *model_wire_stats(const struct model_wire *w)
 
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		    uint32_t *syndrome, int *icrc_checkable)
+		    uint32_t *syndrome, int *check_icrc)
 {
-	if (!w || !buf || !l3 || !tp || !tlen || !syndrome || !icrc_checkable)
+	if (!w || !buf || !l3 || !tp || !tlen || !syndrome || !check_icrc)
 		return -EINVAL;
-	*icrc_checkable = 1;
+	*check_icrc = 1;
 	if (w->tap) {
 		const struct tap_pkt *t;
 
@@ -691,7 +691,8 @@ int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		return (int)t->len;
 	}
 	if (w->mode == ERNIC_WIRE_UDP)
-		return wire_udp_recv(&w->rx, buf, cap, l3, tp, tlen, syndrome);
+		return wire_udp_recv(&w->rx, buf, cap, l3, tp, tlen, syndrome,
+				     check_icrc);
 	return wire_frame_recv(&w->frx, cap, l3, tp, tlen, syndrome,
-			       icrc_checkable);
+			       check_icrc);
 }

@@ -142,15 +142,17 @@ int model_wire_fd(const struct model_wire *w);
  * Receive one packet without blocking. On success *tp, *tlen give the
  * transport bytes (inside buf, or inside the port's own buffer: valid
  * until the next call), l3 the envelope, and *syndrome the
- * Table 2-3 bits found so far (frame checks); *icrc_checkable says
- * whether l3 is complete enough for a full ICRC check. Returns 1 (got
+ * Table 2-3 bits found so far (frame checks); *check_icrc says
+ * whether the ICRC is still to be checked against l3 (1), or not (0:
+ * the port checked it already, or l3 cannot reproduce the covered
+ * header and the syndrome says so). Returns 1 (got
  * one), 0 (nothing pending) or -errno. Frames that are not RoCEv2 for
  * this address are skipped silently.
  *
  * Frame mode: which frames count as ours is roce_frame_parse's rule
  * (roce_pkt.h); our own transmissions are skipped; after 64 foreign
  * frames in a row 0 is returned with the fd still readable.
- * *icrc_checkable is 0 when the frame syndrome means l3 cannot
+ * *check_icrc is 0 when the frame syndrome means l3 cannot
  * reproduce the covered header (IP version/family, options, flags or
  * fragment offset, bad lengths). A datagram or frame longer than cap is
  * returned truncated with ROCE_SYN_MALFORMED. cap = ROCE_MAX_FRAME
@@ -161,6 +163,10 @@ int model_wire_fd(const struct model_wire *w);
  * read may bring a train of datagrams; they are returned one per call
  * (the fd is not readable meanwhile: call until 0), each checked as a
  * datagram read alone would be (a last one cut short is just shorter).
+ * An IPv4 packet whose sender's IP ID was solved for has its ICRC
+ * checked by that solving (*check_icrc 0: a second pass over the
+ * packet would only repeat it); one with no such ID, and every IPv6
+ * packet, is left to the engine's check (1).
  * See model_wire_queue for ERNIC_WIRE_OFFLOAD=0.
  *
  * Frame mode: a UDP GSO train that a sender on this host sent to us
@@ -170,6 +176,6 @@ int model_wire_fd(const struct model_wire *w);
  */
 int model_wire_recv(struct model_wire *w, uint8_t *buf, size_t cap,
 		    struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		    uint32_t *syndrome, int *icrc_checkable);
+		    uint32_t *syndrome, int *check_icrc);
 
 #endif

@@ -400,7 +400,8 @@ static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3, int *gso)
 /* The next datagram of the GRO buffer, as wire_udp_recv returns one: cut to
  * cap and flagged when longer (or when the kernel cut its end). */
 static int gro_next(struct wire_rx *w, size_t cap, struct roce_l3 *l3,
-		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome)
+		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
+		    int *check_icrc)
 {
 	bool cut;
 	uint16_t id;
@@ -410,16 +411,22 @@ static int gro_next(struct wire_rx *w, size_t cap, struct roce_l3 *l3,
 	w->stats->rx_pkts++;
 	*l3 = w->gro.l3;
 	*syndrome = 0;
+	*check_icrc = 1;
 	if (cut || *tlen > cap) {	/* longer than any RoCE packet */
 		if (*tlen > cap)
 			*tlen = cap;
 		*syndrome = ROCE_SYN_MALFORMED;
 		return 1;
 	}
-	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h). */
+	/* The sender's IPv4 ID is invisible here: recover it (roce_pkt.h).
+	 * The ID found makes the ICRC good, so the check is done: the
+	 * engine need not run the CRC over the packet again. No ID: the
+	 * engine's check finds the bad ICRC (with whatever else is bad). */
 	if (w->family == AF_INET && *tlen >= ROCE_BTH_LEN + ROCE_ICRC_LEN &&
-	    roce_icrc_solve_ip_id(l3, *tp, *tlen, &id))
+	    roce_icrc_solve_ip_id(l3, *tp, *tlen, &id)) {
 		l3->ip_id = id;
+		*check_icrc = 0;
+	}
 	return 1;
 }
 
@@ -430,7 +437,7 @@ static int gro_next(struct wire_rx *w, size_t cap, struct roce_l3 *l3,
  */
 int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 		  struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		  uint32_t *syndrome)
+		  uint32_t *syndrome, int *check_icrc)
 {
 	struct sockaddr_storage from;
 	struct iovec iov = { .iov_base = buf, .iov_len = cap };
@@ -445,7 +452,7 @@ int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 	int gso;
 
 	if (w->gro.pending)
-		return gro_next(w, cap, l3, tp, tlen, syndrome);
+		return gro_next(w, cap, l3, tp, tlen, syndrome, check_icrc);
 	if (w->gro_buf) {
 		iov.iov_base = w->gro_buf;
 		iov.iov_len = WIRE_GRO_BUF;
@@ -487,5 +494,5 @@ int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 	 * bytes are one datagram */
 	wire_gro_load(&w->gro, iov.iov_base, (size_t)n, w->gro_buf ? gso : 0,
 		      msg.msg_flags & MSG_TRUNC);
-	return gro_next(w, cap, l3, tp, tlen, syndrome);
+	return gro_next(w, cap, l3, tp, tlen, syndrome, check_icrc);
 }

@@ -162,6 +162,6 @@ struct wire_rx {
 /* model_wire_recv of a UDP port (model_wire.h). */
 int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 		  struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		  uint32_t *syndrome);
+		  uint32_t *syndrome, int *check_icrc);
 
 #endif

@@ -94,7 +94,7 @@ void wire_frame_fini(struct wire_frame_rx *r)
  * would give it. */
 static int train_next(struct wire_frame_rx *r, struct roce_l3 *l3,
 		      const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
-		      int *icrc_checkable)
+		      int *check_icrc)
 {
 	size_t n = r->left < r->seg ? r->left : r->seg;
 
@@ -105,7 +105,7 @@ static int train_next(struct wire_frame_rx *r, struct roce_l3 *l3,
 	*tp = r->tp;
 	*tlen = n;
 	*syndrome = 0;
-	*icrc_checkable = 1;
+	*check_icrc = 1;
 	r->tp += n;
 	r->left -= n;
 	r->k++;
@@ -118,7 +118,7 @@ static int train_next(struct wire_frame_rx *r, struct roce_l3 *l3,
  * tp_status. 1 with a packet (or a train's first), 0 if not ours. */
 static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
 		      uint32_t status, struct roce_l3 *l3, const uint8_t **tp,
-		      size_t *tlen, uint32_t *syndrome, int *icrc_checkable)
+		      size_t *tlen, uint32_t *syndrome, int *check_icrc)
 {
 	size_t have = n < WIRE_FRAME_BUF ? n : WIRE_FRAME_BUF;
 	uint32_t syn;
@@ -138,7 +138,7 @@ static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
 			r->k = 0;
 			r->stats->rx_trains++;
 			return train_next(r, l3, tp, tlen, syndrome,
-					  icrc_checkable);
+					  check_icrc);
 		}
 	}
 	r->stats->rx_pkts++;
@@ -150,16 +150,16 @@ static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
 		syn = ROCE_SYN_MALFORMED;
 	}
 	*syndrome = syn;
-	*icrc_checkable = !(syn & NOT_CHECKABLE);
+	*check_icrc = !(syn & NOT_CHECKABLE);
 	return 1;
 }
 
 int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
 		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
-		    int *icrc_checkable)
+		    int *check_icrc)
 {
 	if (r->pending)
-		return train_next(r, l3, tp, tlen, syndrome, icrc_checkable);
+		return train_next(r, l3, tp, tlen, syndrome, check_icrc);
 	if (cap > WIRE_FRAME_BUF)
 		cap = WIRE_FRAME_BUF;
 	for (int i = 0; i < RECV_SKIP_MAX; i++) {
@@ -202,7 +202,7 @@ int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
 			status = aux.tp_status;
 		}
 		if (take_frame(r, (size_t)n, cap, status, l3, tp, tlen,
-			       syndrome, icrc_checkable))
+			       syndrome, check_icrc))
 			return 1;
 	}
 	return 0;	/* more may be pending: the fd stays readable */

@@ -89,6 +89,6 @@ void wire_frame_fini(struct wire_frame_rx *r);
  * port's buffer, valid until the next call. */
 int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
 		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
-		    int *icrc_checkable);
+		    int *check_icrc);
 
 #endif

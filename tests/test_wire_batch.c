@@ -481,6 +481,7 @@ static void expect_traffic(struct model_wire *b, const struct sent *s,
 	while (got < nsent &&
 	       recv_next(b, buf, sizeof(buf), &l3, &tp, &tlen, &syn, &chk)) {
 		assert_int_equal(syn, 0);
+		assert_int_equal(chk, 0);	/* solving the ID checked it */
 		assert_int_equal(tlen, s[got].len);
 		assert_int_equal(ernic_get24(tp + 5), s[got].qpn);
 		assert_int_equal(ernic_get24(tp + 9), s[got].psn);
@@ -767,6 +768,7 @@ static void test_udp_train_v6(void **state)
 			continue;
 		}
 		assert_int_equal(syn, 0);
+		assert_int_equal(chk, 1);	/* no ID to solve: the engine's */
 		assert_int_equal(tlen, len[got]);
 		assert_int_equal(ernic_get24(tp + 9), 300 + got);
 		assert_int_equal(roce_icrc(&r, tp, tlen),
