@@ -258,6 +258,11 @@ static bool ma_progress(struct ernic_access *acc)
 	return ernic_model_progress(to_model(acc));
 }
 
+static void ma_progress_stop(struct ernic_access *acc)
+{
+	ernic_model_progress_stop(to_model(acc));
+}
+
 static const struct ernic_access_ops model_ops = {
 	.name = "model",
 	.reg_read = ma_reg_read,
@@ -271,6 +276,7 @@ static const struct ernic_access_ops model_ops = {
 	.irq_enable = ma_irq_enable,
 	.mad_steer = ma_mad_steer,
 	.progress = ma_progress,
+	.progress_stop = ma_progress_stop,
 	.close = ma_close,
 };
 

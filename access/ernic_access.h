@@ -91,6 +91,11 @@ struct ernic_access_ops {
 	 * took something (worth polling again). NULL on hardware, which
 	 * runs beside the CPU. */
 	bool (*progress)(struct ernic_access *acc);
+	/* The caller's polls are ending (its CQ has nothing outstanding
+	 * any more, or is armed for an event): an IP that leaves its
+	 * packets to polls (progress) takes them back now rather than
+	 * after a while. NULL where progress is. */
+	void (*progress_stop)(struct ernic_access *acc);
 	/* A device shared by processes (docs/multiprocess.md): CM REQs for
 	 * service_id (host order) reach this process (claim) or not any
 	 * more. The caller holds the device's state-file lock. 0 or errno.
@@ -157,6 +162,13 @@ static inline void ernic_dma_sync(struct ernic_access *acc, const void *va,
 static inline bool ernic_progress(struct ernic_access *acc)
 {
 	return acc->ops->progress && acc->ops->progress(acc);
+}
+
+/* Polls are ending: the IP watches its port itself again at once. */
+static inline void ernic_progress_stop(struct ernic_access *acc)
+{
+	if (acc->ops->progress_stop)
+		acc->ops->progress_stop(acc);
 }
 
 /* Flush posted register writes: after W1C writes, before acting on

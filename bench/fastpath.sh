@@ -38,9 +38,11 @@ else
 fi
 
 # The model's entry points: what a register access costs on a software
-# device and not on hardware, and the engine pass an empty poll lends
-# its thread to (ernic_progress; hardware has none).
-model_fns=(ernic_model_reg_write ernic_model_reg_read ernic_model_progress)
+# device and not on hardware, the engine pass an empty poll lends its
+# thread to (ernic_progress) and the engine thread's taking back its
+# port when polling ends (ernic_progress_stop); hardware has neither.
+model_fns=(ernic_model_reg_write ernic_model_reg_read ernic_model_progress
+	ernic_model_progress_stop)
 
 # count VERB MODE N IDLE: instructions collected in VERB, model excluded.
 count() {

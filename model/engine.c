@@ -735,6 +735,12 @@ bool ernic_model_progress(struct ernic_model *m)
 	return m->eng && eng_progress(m->eng);
 }
 
+void ernic_model_progress_stop(struct ernic_model *m)
+{
+	if (m->eng)
+		eng_progress_stop(m->eng);
+}
+
 void eng_destroy(struct eng *e)
 {
 	uint64_t one = 1;

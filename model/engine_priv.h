@@ -196,6 +196,11 @@ struct eng {
 	 * Taken before lock. */
 	pthread_mutex_t pass_lock;
 	uint64_t rx_taken;		/* packets passes took, under pass_lock */
+	/* Passes polls ran (eng_progress): while this moves, the thread
+	 * leaves the port to them (eng_thread_main), asleep `away` from
+	 * it, until software says its polls end (`reclaim`). */
+	atomic_uint polls;
+	atomic_bool away, reclaim;
 
 	pthread_mutex_t lock;		/* everything below */
 	struct roce_l3 local;		/* our address, MAC, UDP port */
@@ -292,6 +297,7 @@ void *eng_thread_main(void *arg);
 /* A poll found nothing: run a pass in the caller's thread if the engine
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
+void eng_progress_stop(struct eng *e);
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {

@@ -100,6 +100,7 @@ bool eng_progress(struct eng *e)
 	if (!e->running || e->m->clock || !atomic_load(&e->sleeping) ||
 	    pthread_mutex_trylock(&e->pass_lock))
 		return false;
+	atomic_fetch_add_explicit(&e->polls, 1, memory_order_relaxed);
 	taken = e->rx_taken;
 	next = eng_run(e, &busy, true);
 	taken = e->rx_taken - taken;
@@ -203,12 +204,77 @@ static void rt_govern(struct eng_rt *rt)
 	rt->cpu = cpu;
 }
 
+/*
+ * Polls that run passes themselves (eng_progress) take the port's
+ * packets as they arrive; a thread woken by each packet as well would
+ * only preempt them and contend for the engine's locks (a third of its
+ * time in ib_send_bw -s 2). So while polls keep running, the thread
+ * sleeps away from the port, ENG_POLL_WATCH_NS at a time, doorbells and
+ * timers waking it as ever. It watches the port again when software
+ * says its polls end (eng_progress_stop: the CQ has nothing outstanding
+ * any more, or is armed for an event), or after a sleep in which no
+ * poll ran: what an application that just stops polling costs is up to
+ * this much delay for the packet that comes after its last poll.
+ */
+#define ENG_POLL_WATCH_NS 200000u
+
+/* Dekker with the thread's going away (eng_thread_main): it sees the
+ * reclaim and stays, or it is seen away and woken. */
+void eng_progress_stop(struct eng *e)
+{
+	atomic_store(&e->reclaim, true);
+	if (atomic_load(&e->away))
+		eng_wake(e);
+}
+
+/* Whether the thread may sleep away from the port: polls ran since
+ * `seen`, and no reclaim; e->away tells eng_progress_stop so. */
+static bool go_away(struct eng *e, unsigned int *seen)
+{
+	unsigned int polls = atomic_load(&e->polls);
+
+	if (polls == *seen)
+		return false;
+	*seen = polls;
+	atomic_store(&e->away, true);
+	if (!atomic_exchange(&e->reclaim, false))
+		return true;
+	atomic_store(&e->away, false);
+	return false;
+}
+
+/* ppoll's timeout for a deadline `next` (0: none), at most `cap` ns
+ * away (0: no cap); NULL for no timeout. */
+static struct timespec *sleep_for(struct eng *e, uint64_t next, uint64_t cap,
+				  struct timespec *ts)
+{
+	uint64_t d;
+
+	if (next) {
+		uint64_t now = eng_now(e);
+
+		d = next > now ? next - now : 0;
+		if (cap && d > cap)
+			d = cap;
+	} else if (cap) {
+		d = cap;
+	} else {
+		return NULL;
+	}
+	ts->tv_sec = (time_t)(d / 1000000000u);
+	ts->tv_nsec = (long)(d % 1000000000u);
+	return ts;
+}
+
 void *eng_thread_main(void *arg)
 {
 	struct eng *e = arg;
 	struct sched_param sp = { .sched_priority = 1 };
 	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
 			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
+	unsigned int seen = atomic_load(&e->polls);
+	uint64_t next = 0;
+	bool pass = true;
 
 	/* named for top, perf and gdb (a failure costs only the name) */
 	pthread_setname_np(pthread_self(), "ernic-engine");
@@ -219,29 +285,31 @@ void *eng_thread_main(void *arg)
 			{ .fd = e->wake_fd, .events = POLLIN },
 			{ .fd = e->timer_fd, .events = POLLIN },
 		};
-		bool busy;
-		uint64_t next;
+		struct timespec ts, *tsp;
+		bool busy, away;
+		int n = 1;
 
-		rt_govern(&rt);
-		pthread_mutex_lock(&e->pass_lock);
-		next = eng_run_once(e, &busy);
-		pthread_mutex_unlock(&e->pass_lock);
-		struct timespec ts, *tsp = NULL;
-
-		if (busy)
-			continue;
-		if (next) {
-			uint64_t now = eng_now(e), d = next > now ? next - now : 0;
-
-			ts.tv_sec = (time_t)(d / 1000000000u);
-			ts.tv_nsec = (long)(d % 1000000000u);
-			tsp = &ts;
+		if (pass) {
+			rt_govern(&rt);
+			pthread_mutex_lock(&e->pass_lock);
+			next = eng_run_once(e, &busy);
+			pthread_mutex_unlock(&e->pass_lock);
+			if (busy)
+				continue;
 		}
+		/* Polls ran since the last look: the port is theirs (a
+		 * negative fd is one ppoll ignores). */
+		away = go_away(e, &seen);
+		if (away)
+			pfd[0].fd = -1;
+		tsp = sleep_for(e, next, away ? ENG_POLL_WATCH_NS : 0, &ts);
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
 		if (!any_dirty(e) && !atomic_load(&e->stop))
-			ppoll(pfd, 3, tsp, NULL);
+			n = ppoll(pfd, 3, tsp, NULL);
 		atomic_store(&e->sleeping, 0);
+		if (away)
+			atomic_store(&e->away, false);
 		if (pfd[2].revents & POLLIN) {
 			uint64_t v;
 
@@ -260,7 +328,17 @@ void *eng_thread_main(void *arg)
 				/* EAGAIN: another wake consumed it */
 			}
 		}
+		/* Polls that ended: only those after this count. A sleep
+		 * away from the port that only timed out while polls went
+		 * on: nothing for a pass, unless its own timer is due. */
+		if (atomic_exchange(&e->reclaim, false)) {
+			seen = atomic_load(&e->polls);
+			pass = true;
+		} else {
+			pass = !(away && n == 0 &&
+				 atomic_load(&e->polls) != seen &&
+				 (!next || eng_now(e) < next));
+		}
 	}
 	return NULL;
 }
-

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "datapath_util.h"
 
@@ -394,6 +395,60 @@ static void test_spin_sees_fatal(void **state)
 	pair_down(&p);
 }
 
+/* Wait up to WAIT_MS for B's byte at p to read v, polling B's CQ (for
+ * nothing: a WRITE completes no receive) between looks when spin; true
+ * when it did. */
+static bool b_byte_becomes(uint8_t *p, uint8_t v, bool spin)
+{
+	struct timespec t0, t;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		peer_sync(&B, p, 1, true);
+		if (*(volatile uint8_t *)p == v)
+			return true;
+		if (spin)
+			assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= WAIT_MS)
+			return false;
+	}
+}
+
+/* A receiver that spun on poll_cq while packets came in (its engine
+ * thread then leaves the port to the polls) and then stops polling, its
+ * receive still outstanding and its CQ not armed, to wait on memory: a
+ * WRITE that comes after its last poll still lands (the thread takes
+ * the port back). */
+static void test_write_after_spin(void **state)
+{
+	enum { LEN = 256, AT = 4096 };
+	struct ibv_wc wc;
+	struct pair p;
+
+	(void)state;
+	pair_up(&p, 16, 16);
+	memset(A.buf, 0x5a, LEN);
+	memset(A.buf + LEN, 0xa5, LEN);
+	memset(B.buf + AT, 0, 2 * LEN);
+	peer_sync(&B, B.buf + AT, 2 * LEN, false);
+	post_recv1(p.b, 1, B.buf, 100, B.mr->lkey);
+	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, LEN, (uintptr_t)(B.buf + AT),
+	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	assert_true(b_byte_becomes(B.buf + AT + LEN - 1, 0x5a, true));
+	for (int k = 0; k < 1000; k++)	/* the polls go on a while */
+		assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 0);
+	poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 1);
+	post1(p.a, 2, IBV_WR_RDMA_WRITE, A.buf + LEN, LEN,
+	      (uintptr_t)(B.buf + AT + LEN), B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	if (!b_byte_becomes(B.buf + AT + 2 * LEN - 1, 0xa5, false))
+		fail_msg("a WRITE after the receiver's last poll never landed");
+	poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, 2);
+	pair_down(&p);
+}
+
 /* A burst of WRITEs, then only the channel: no poll lends its thread
  * to the engine between events. Every WQE rung while the first was in
  * flight still leaves, without a poll to carry it, and its data lands. */
@@ -452,6 +507,7 @@ int dp_run_events(void)
 					  ev_teardown),
 		cmocka_unit_test_teardown(test_spin_sees_fatal, ev_teardown),
 		cmocka_unit_test_teardown(test_event_after_spin, ev_teardown),
+		cmocka_unit_test(test_write_after_spin),
 		cmocka_unit_test_teardown(test_burst_without_polls,
 					  ev_teardown),
 	};

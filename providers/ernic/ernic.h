@@ -158,6 +158,9 @@ struct ernic_cq {
 	_Atomic uint32_t nwords;	/* of them its QPs have needed */
 	uint32_t cursor;		/* bit looked at first */
 	uint32_t quiet_polls;		/* empty polls in a row */
+	/* Empty polls lent their thread to the IP (ernic_cq_lend) since
+	 * the IP last heard that polling ended (ernic_cq_polled). */
+	_Atomic bool lent;
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };
 
@@ -720,6 +723,26 @@ static inline bool ernic_cq_idle(struct ernic_cq *cq)
 		       atomic_load_explicit(&cq->active[1][w],
 					    memory_order_relaxed);
 	return !any;
+}
+
+/* An empty poll of cq lends its thread to the IP: ernic_progress. */
+static inline bool ernic_cq_lend(struct ernic_cq *cq)
+{
+	atomic_store_explicit(&cq->lent, true, memory_order_relaxed);
+	return ernic_progress(ctx_dev(cq->vcq.cq.context)->acc);
+}
+
+/* A poll of cq took completions. If its empty polls lent their thread
+ * to the IP and nothing is outstanding any more, polling is over for
+ * now: the IP watches for packets itself again (ernic_progress_stop),
+ * rather than after a while. */
+static inline void ernic_cq_polled(struct ernic_cq *cq)
+{
+	if (atomic_load_explicit(&cq->lent, memory_order_relaxed) &&
+	    ernic_cq_idle(cq)) {
+		atomic_store_explicit(&cq->lent, false, memory_order_relaxed);
+		ernic_progress_stop(ctx_dev(cq->vcq.cq.context)->acc);
+	}
 }
 
 /* Slots from a forward to b in a ring of depth slots (a, b < depth). */

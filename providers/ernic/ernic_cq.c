@@ -51,6 +51,7 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	atomic_init(&cq->arm, 0);
+	atomic_init(&cq->lent, false);
 	ret = ernic_comp_channel_attach(cq, context, channel);
 	if (ret) {
 		count_cq(context, -1);

@@ -46,7 +46,7 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	if (ret) {
 		pthread_spin_unlock(&cq->lock);
 		/* as ernic_poll_cq: the IP may use our thread, look again */
-		if (!ernic_progress(ctx_dev(cqx->context)->acc))
+		if (!ernic_cq_lend(cq))
 			return ret;
 		pthread_spin_lock(&cq->lock);
 		ret = step(cqx);
@@ -63,7 +63,10 @@ static int next_poll(struct ibv_cq_ex *cqx)
 
 static void end_poll(struct ibv_cq_ex *cqx)
 {
-	pthread_spin_unlock(&ex_to_ecq(cqx)->lock);
+	struct ernic_cq *cq = ex_to_ecq(cqx);
+
+	pthread_spin_unlock(&cq->lock);
+	ernic_cq_polled(cq);	/* as poll_cq */
 }
 
 static enum ibv_wc_opcode read_opcode(struct ibv_cq_ex *cqx)

@@ -432,6 +432,8 @@ int ernic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	 * kernel provider the arm is accepted and has no effect. */
 	atomic_store(&cq->arm, solicited_only ? ERNIC_ARM_SOLICITED :
 						ERNIC_ARM_ALL);
+	/* The application waits for an event now, not in poll_cq. */
+	ernic_progress_stop(ctx_dev(ibcq->context)->acc);
 	return 0;
 }
 

@@ -401,7 +401,8 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 
 /* poll_cq when something is outstanding: under the CQ's lock, then, if
  * nothing was there, after lending the thread to an IP that runs on the
- * CPU (ernic_progress). */
+ * CPU (ernic_cq_lend), telling that IP when polling is over for now
+ * (ernic_cq_polled). */
 static int __attribute__((noinline))
 poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
@@ -410,11 +411,13 @@ poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	pthread_spin_lock(&cq->lock);
 	n = cq_poll(cq, ne, wc);
 	pthread_spin_unlock(&cq->lock);
-	if (!n && ernic_progress(ctx_dev(cq->vcq.cq.context)->acc)) {
+	if (!n && ernic_cq_lend(cq)) {
 		pthread_spin_lock(&cq->lock);
 		n = cq_poll(cq, ne, wc);
 		pthread_spin_unlock(&cq->lock);
 	}
+	if (n)
+		ernic_cq_polled(cq);
 	return n;
 }
 
