@@ -21,6 +21,17 @@
  *   4. QPCONFi writes that enable, XRNICCONF;
  *   5. W1C status.
  * RO words software wrote are restored by the publish step.
+ *
+ * Software writes while a pass reads, so a pass that read a word early
+ * and another late could see a later write without an earlier one: a
+ * doorbell rung after a QP was recreated, say, with the old QP's CQHEADi
+ * (read before the recreation). So a pass reads the doorbells (SQPIi,
+ * RQCIi) between two reads of every other word and goes on only when
+ * the two agree: those words then held their values all through the
+ * doorbell reads, and each doorbell goes with the words as they were
+ * when it was read. They seldom disagree (software writes them in short
+ * flows), and a pass that finds them moving WINDOW_SCAN_TRIES times goes
+ * on with the last reads.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -49,6 +60,8 @@ struct pend {
 	uint8_t cls;
 };
 
+#define WINDOW_SCAN_TRIES 64
+
 struct ernic_window {
 	struct ernic_model *m;
 	_Atomic uint32_t *win;
@@ -68,6 +81,7 @@ struct ernic_window {
 	struct pend *pend;	/* nregs */
 	size_t npend;
 	struct pend *sorted;
+	struct pend *scan[2];	/* nregs each: two reads of the words */
 };
 
 static uint32_t mreg(const struct ernic_model *m, uint32_t off)
@@ -192,6 +206,70 @@ static void reenable(struct ernic_model *m, const uint8_t *swovr)
 					false);
 }
 
+static bool is_doorbell(const struct wreg *r)
+{
+	return r->qp && (r->qpoff == ERNIC_SQPI || r->qpoff == ERNIC_RQCI);
+}
+
+/* Software's writes to the doorbells (doorbells) or to every other word,
+ * into out; how many. */
+static size_t collect(struct ernic_window *w, struct pend *out,
+		      bool doorbells)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < w->nregs; k++) {
+		const struct wreg *r = &w->regs[k];
+		uint32_t v;
+
+		/* Unchanged, or written with the value the model has. */
+		if (is_doorbell(r) != doorbells || !sw_wrote(w, r, &v))
+			continue;
+		out[n].r = r;
+		out[n].val = v;
+		n++;
+	}
+	return n;
+}
+
+static bool same(const struct pend *a, size_t na, const struct pend *b,
+		 size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t k = 0; k < na; k++)
+		if (a[k].r != b[k].r || a[k].val != b[k].val)
+			return false;
+	return true;
+}
+
+/* Software's writes into w->pend as one consistent view (see the top of
+ * the file): the doorbells between two agreeing reads of the rest. */
+static void snapshot(struct ernic_window *w)
+{
+	struct pend *a = w->scan[0], *b = w->scan[1], *t;
+	size_t na = collect(w, a, false), nb = 0, nd;
+
+	for (unsigned int tries = 0;; tries++) {
+		nd = collect(w, w->pend, true);
+		if (!na && !nd)
+			break;	/* nothing: the usual idle pass */
+		nb = collect(w, b, false);
+		if (same(a, na, b, nb) || tries == WINDOW_SCAN_TRIES)
+			break;
+		t = a;
+		a = b;
+		b = t;
+		na = nb;
+	}
+	if (!na && !nd) {
+		w->npend = 0;
+		return;
+	}
+	memcpy(w->pend + nd, b, nb * sizeof(*b));
+	w->npend = nd + nb;
+}
+
 static unsigned int sync_pass(struct ernic_window *w)
 {
 	struct ernic_model *m = w->m;
@@ -200,19 +278,12 @@ static unsigned int sync_pass(struct ernic_window *w)
 	size_t cnt[CLS_N] = { 0 }, at[CLS_N], k;
 	bool reenabled = false;
 
-	w->npend = 0;
-	for (k = 0; k < w->nregs; k++) {
-		const struct wreg *r = &w->regs[k];
-		uint32_t v;
-		struct pend *p;
+	snapshot(w);
+	for (k = 0; k < w->npend; k++) {
+		struct pend *p = &w->pend[k];
+		const struct wreg *r = p->r;
 
-		/* Unchanged, or written with the value the model has. */
-		if (!sw_wrote(w, r, &v))
-			continue;
-		p = &w->pend[w->npend++];
-		p->r = r;
-		p->val = v;
-		p->cls = classify(r, v);
+		p->cls = classify(r, p->val);
 		cnt[p->cls]++;
 		if (r->access == ERNIC_REG_RO_SWOVR)
 			swovr[r->qp] |= 1;
@@ -360,7 +431,9 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	w->nregs = k;
 	w->pend = calloc(k, sizeof(*w->pend));
 	w->sorted = calloc(k, sizeof(*w->sorted));
-	if (!w->pend || !w->sorted)
+	w->scan[0] = calloc(k, sizeof(*w->scan[0]));
+	w->scan[1] = calloc(k, sizeof(*w->scan[1]));
+	if (!w->pend || !w->sorted || !w->scan[0] || !w->scan[1])
 		goto err;
 	/* Reserved words read 0; registers start from the model's state. */
 	memset(win, 0, ERNIC_REG_SPACE_SIZE);
@@ -393,6 +466,8 @@ void ernic_window_destroy(struct ernic_window *w)
 	free(w->regs);
 	free(w->pend);
 	free(w->sorted);
+	free(w->scan[0]);
+	free(w->scan[1]);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->sync_lock);
 	free(w);

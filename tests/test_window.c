@@ -5,15 +5,20 @@
  * hardware state is published back, W1C works when software writes back
  * what it read, also when two processes clear bits of one word between
  * two passes, a cause raised after a pass applied the clear stays set
- * and interrupts again, and a batch of writes is applied in PG332 order.
+ * and interrupts again, a batch of writes is applied in PG332 order, and
+ * a pass that overlaps software's writes applies none of them without
+ * the ones software made before it.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -351,6 +356,82 @@ static void test_before_rx(void **state)
 		    ERNIC_XRNICCONF_EN);
 }
 
+/* Software for test_no_torn_pass: bursts of three writes, each a word
+ * at a higher offset than the one before (so that a pass reading words
+ * in offset order and meeting the burst halfway sees the later writes
+ * only), 50 us apart. */
+struct burster {
+	struct fix *f;
+	uint32_t lo, hi, db, n;
+	atomic_bool done;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *burster_main(void *arg)
+{
+	struct burster *b = arg;
+
+	for (uint32_t j = 1; j <= b->n; j++) {
+		uint64_t until = mono_ns() + 50000;
+
+		__atomic_store_n(&b->f->win[b->lo / 4], j, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->f->win[b->hi / 4], j, __ATOMIC_RELEASE);
+		__atomic_store_n(&b->f->win[b->db / 4], j, __ATOMIC_RELEASE);
+		while (mono_ns() < until)
+			;
+	}
+	atomic_store(&b->done, true);
+	return NULL;
+}
+
+/* Passes run while software writes: after each, the model has a prefix
+ * of software's writes (QP 2's RQWPTRDBADD, then QP 40's IPDESADDR1,
+ * then QP 40's SQPI doorbell, each burst j writing j), never a later
+ * word's value without the earlier words'. A pass that reads every
+ * word once in offset order fails this within a few bursts. */
+static void test_no_torn_pass(void **state)
+{
+	struct fix *f = *state;
+	struct burster b = {
+		.f = f,
+		.lo = ERNIC_QP(2, ERNIC_RQWPTRDBADD),
+		.hi = ERNIC_QP(40, ERNIC_IPDESADDR1),
+		.db = ERNIC_QP(40, ERNIC_SQPI),
+		.n = 2000,
+	};
+	pthread_t t;
+	uint32_t passes = 0, met = 0;
+
+	atomic_init(&b.done, false);
+	assert_int_equal(pthread_create(&t, NULL, burster_main, &b), 0);
+	while (!atomic_load(&b.done)) {
+		uint32_t lo, hi, db;
+
+		met += ernic_window_sync(f->w) != 0;
+		passes++;
+		lo = ernic_model_reg_read(f->m, b.lo);
+		hi = ernic_model_reg_read(f->m, b.hi);
+		db = ernic_model_reg_read(f->m, b.db);
+		if (lo < hi || hi < db)
+			fail_msg("pass %u: burst %u's first word, %u's second "
+				 "and %u's doorbell", passes, lo, hi, db);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	ernic_window_sync(f->w);
+	assert_int_equal(ernic_model_reg_read(f->m, b.lo), b.n);
+	assert_int_equal(ernic_model_reg_read(f->m, b.hi), b.n);
+	assert_int_equal(ernic_model_reg_read(f->m, b.db), b.n);
+	/* passes ran among the bursts, not only after them */
+	assert_true(met >= 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +444,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_override_batch, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_before_rx, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_torn_pass, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
