@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine_priv.h"
+#include "ernic_time.h"
 
 void eng_wake(struct eng *e)
 {
@@ -180,25 +181,17 @@ struct eng_rt {
 	uint64_t start, cpu;	/* the period's start: wall clock, CPU time */
 };
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void rt_govern(struct eng_rt *rt)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), cpu;
+	uint64_t now = ernic_clock_ns(CLOCK_MONOTONIC), cpu;
 	const struct timespec pause = { .tv_nsec = ENG_RT_PAUSE_NS };
 
 	if (!rt->on || now - rt->start < ENG_RT_PERIOD_NS)
 		return;
-	cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if ((cpu - rt->cpu) * 100 > (now - rt->start) * ENG_RT_BUSY_PCT) {
 		nanosleep(&pause, NULL);
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = ernic_clock_ns(CLOCK_MONOTONIC);
 	}
 	rt->start = now;
 	rt->cpu = cpu;
@@ -270,8 +263,8 @@ void *eng_thread_main(void *arg)
 {
 	struct eng *e = arg;
 	struct sched_param sp = { .sched_priority = 1 };
-	struct eng_rt rt = { .start = clock_ns(CLOCK_MONOTONIC),
-			     .cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) };
+	struct eng_rt rt = { .start = ernic_clock_ns(CLOCK_MONOTONIC),
+			     .cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 	unsigned int seen = atomic_load(&e->polls);
 	uint64_t next = 0;
 	bool pass = true;

@@ -18,13 +18,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cmocka.h>
 
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "ernic_model.h"
+#include "ernic_time.h"
 #include "ernic_window.h"
 
 struct fix {
@@ -366,25 +366,17 @@ struct burster {
 	atomic_bool done;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void *burster_main(void *arg)
 {
 	struct burster *b = arg;
 
 	for (uint32_t j = 1; j <= b->n; j++) {
-		uint64_t until = mono_ns() + 50000;
+		uint64_t until = ernic_mono_ns() + 50000;
 
 		__atomic_store_n(&b->f->win[b->lo / 4], j, __ATOMIC_RELEASE);
 		__atomic_store_n(&b->f->win[b->hi / 4], j, __ATOMIC_RELEASE);
 		__atomic_store_n(&b->f->win[b->db / 4], j, __ATOMIC_RELEASE);
-		while (mono_ns() < until)
+		while (ernic_mono_ns() < until)
 			;
 	}
 	atomic_store(&b->done, true);

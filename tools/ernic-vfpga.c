@@ -47,6 +47,7 @@
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "ernic_model.h"
+#include "ernic_time.h"
 #include "ernic_vfpga.h"
 #include "ernic_window.h"
 #include "fsutil.h"
@@ -136,14 +137,6 @@ static void *shared_file(const char *rel, size_t len)
 	return va;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * The AXI4-Lite slave: polls the window. Spins while software is busy
  * (doorbells come in bursts), backs off to 20 us, then 1 ms when idle,
@@ -151,17 +144,17 @@ static uint64_t now_ns(void)
  */
 static void *poller(void *arg)
 {
-	uint64_t last = now_ns();
+	uint64_t last = ernic_mono_ns();
 
 	while (!atomic_load(&vf.stop)) {
 		uint64_t idle;
 		struct timespec ts = { 0, 0 };
 
 		if (ernic_window_sync(vf.w)) {
-			last = now_ns();
+			last = ernic_mono_ns();
 			continue;
 		}
-		idle = now_ns() - last;
+		idle = ernic_mono_ns() - last;
 		if (idle < 200000) {
 			sched_yield();
 			continue;

@@ -588,8 +588,6 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc);
  * calls, and at the register at most once a millisecond per watch. */
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 			  struct ernic_fatal_watch *w);
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t ernic_now_ns(void);
 /* One work completion with every field set. */
 static inline void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 				 uint64_t wr_id, enum ibv_wc_status status,

@@ -12,9 +12,9 @@
  * everything posted after it is flushed in software.
  */
 #include <endian.h>
-#include <time.h>
 
 #include "ernic.h"
+#include "ernic_time.h"
 
 /* Table 2-2 / Table 2-1 OPCODE -> work completion opcode */
 static const struct {
@@ -58,14 +58,6 @@ static enum ibv_wc_opcode wc_opcode(uint32_t op, const struct ernic_swqe *sw)
 	return cqe_op[op].wc;
 }
 
-uint64_t ernic_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 			  struct ernic_fatal_watch *w)
 {
@@ -78,7 +70,7 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 		return false;
 	if (++w->polls & (ERNIC_FATAL_POLLS - 1))
 		return false;
-	now = ernic_now_ns();
+	now = ernic_mono_ns();
 	if (now < w->next_ns)
 		return false;
 	w->next_ns = now + 1000000u;
@@ -101,7 +93,7 @@ static bool fatal_settled(struct ernic_qp *qp)
 {
 	uint64_t t = atomic_load(&qp->fatal_ns);
 
-	return !t || ernic_now_ns() - t >= 1000000u;
+	return !t || ernic_mono_ns() - t >= 1000000u;
 }
 
 /* The CQE at sq_ci. Returns 1 when it makes a work completion. */

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ernic.h"
+#include "ernic_time.h"
 
 #define ERNIC_DRAIN_TIMEOUT_MS 200
 #define ERNIC_ENABLE_TIMEOUT_MS 100
@@ -406,12 +407,12 @@ void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
 void ernic_qp_hw_enabled(struct ernic_dev *dev, uint32_t i)
 {
 	const struct timespec step = { 0, 20000 };
-	const uint64_t end = ernic_now_ns() +
+	const uint64_t end = ernic_mono_ns() +
 			     (uint64_t)ERNIC_ENABLE_TIMEOUT_MS * 1000000u;
 
 	while (ernic_rd(dev->acc, ERNIC_QP(i, ERNIC_STATQP)) &
 	       ERNIC_STATQP_FATAL) {
-		if (ernic_now_ns() >= end) {
+		if (ernic_mono_ns() >= end) {
 			ernic_log("QP %u: still FATAL %d ms after QP EN was set",
 				  i, ERNIC_ENABLE_TIMEOUT_MS);
 			return;

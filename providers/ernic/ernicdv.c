@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "ernic.h"
+#include "ernic_time.h"
 #include "ernicdv.h"
 
 bool ernicdv_is_ernic_device(struct ibv_device *device)
@@ -64,7 +65,7 @@ struct ibv_comp_channel *ernicdv_create_comp_channel(struct ibv_context *context
 int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			 void **cq_context, int timeout_ms)
 {
-	const int64_t end = (int64_t)(ernic_now_ns() / 1000000) +
+	const int64_t end = (int64_t)(ernic_mono_ns() / 1000000) +
 			    (timeout_ms > 0 ? timeout_ms : 0);
 	uint64_t handle;
 
@@ -78,7 +79,7 @@ int ernicdv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 				 MSG_DONTWAIT);
 		struct pollfd p = { .fd = channel->fd, .events = POLLIN };
 		int left = timeout_ms < 0 ? -1 :
-			   (int)(end - (int64_t)(ernic_now_ns() / 1000000));
+			   (int)(end - (int64_t)(ernic_mono_ns() / 1000000));
 		int r;
 
 		if (n == sizeof(handle))
