@@ -314,9 +314,9 @@ int model_wire_mad_steer(struct model_wire *w, uint64_t service_id,
 /*
  * Batching and offloads of the UDP wire (wire_batch.h): sends go out in
  * batches, as GSO trains unless ERNIC_WIRE_OFFLOAD=0; receives use
- * UDP_GRO on a socket of our own (never on a shared one: GRO merges
- * datagrams before steering could split them between processes) unless
- * ERNIC_WIRE_OFFLOAD=0. A kernel without UDP_GRO just gets datagrams.
+ * UDP_GRO unless ERNIC_WIRE_OFFLOAD=0, also on a shared socket, where a
+ * train that mixes QPs turns it off (wire_batch.h). A kernel without
+ * UDP_GRO just gets datagrams.
  */
 static bool offload_wanted(void)
 {
@@ -343,7 +343,8 @@ static int open_batching(struct model_wire *w, char *err, size_t errlen)
 	w->rx.family = w->family;
 	memcpy(w->rx.local, w->local.dst, sizeof(w->rx.local));
 	w->rx.stats = &w->stats;
-	if (!offload || w->shared || setopt(w->fd, SOL_UDP, UDP_GRO, 1))
+	w->rx.shared = w->shared;
+	if (!offload || setopt(w->fd, SOL_UDP, UDP_GRO, 1))
 		return 0;
 	w->rx.gro_buf = malloc(WIRE_GRO_BUF);
 	if (!w->rx.gro_buf) {

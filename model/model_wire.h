@@ -122,6 +122,8 @@ struct model_wire_stats {
 	uint64_t rx_calls;	/* reads that brought data */
 	uint64_t rx_pkts;	/* datagrams handed out (GRO: split) */
 	uint64_t rx_trains;	/* frame wire: UDP GSO trains cut up */
+	uint64_t rx_foreign;	/* shared port: segments of a merged train
+				 * that may be another process's, dropped */
 };
 const struct model_wire_stats *model_wire_stats(const struct model_wire *w);
 

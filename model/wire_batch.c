@@ -311,6 +311,7 @@ void wire_gro_load(struct wire_gro *g, const uint8_t *buf, size_t len,
 	g->trunc = trunc;
 	g->seg = gso > 0 && (size_t)gso < len ? (size_t)gso : len;
 	g->pending = true;
+	g->dqp = UINT32_MAX;
 }
 
 bool wire_gro_next(struct wire_gro *g, const uint8_t **p, size_t *len,
@@ -397,17 +398,52 @@ static void read_cmsgs(struct msghdr *msg, struct roce_l3 *l3, int *gso)
 	}
 }
 
+/*
+ * Whether a segment of a train read from a shared socket may belong to
+ * another process (wire_batch.h): not the first segment's QP, or a MAD
+ * after the first segment. The first time, GRO is turned off on the
+ * socket. A runt shows no QP: its checks drop it anyway.
+ */
+static bool steered_elsewhere(struct wire_rx *w, const uint8_t *tp,
+			      size_t tlen, bool first)
+{
+	uint32_t dqp;
+
+	if (!w->shared || tlen < ROCE_BTH_LEN)
+		return false;
+	dqp = ernic_get24(tp + 5);
+	if (first) {
+		w->gro.dqp = dqp;
+		return false;
+	}
+	if (dqp == w->gro.dqp && dqp != IB_QP1)
+		return false;
+	w->stats->rx_foreign++;
+	if (!w->gro_off) {
+		int off = 0;
+
+		/* (what is queued already may still come merged: without
+		 * the segment size it is one long datagram, malformed) */
+		(void)setsockopt(w->fd, SOL_UDP, UDP_GRO, &off, sizeof(off));
+		w->gro_off = true;
+	}
+	return true;
+}
+
 /* The next datagram of the GRO buffer, as wire_udp_recv returns one: cut to
  * cap and flagged when longer (or when the kernel cut its end). */
 static int gro_next(struct wire_rx *w, size_t cap, struct roce_l3 *l3,
 		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
 		    int *check_icrc)
 {
-	bool cut;
+	bool cut, first;
 	uint16_t id;
 
-	if (!wire_gro_next(&w->gro, tp, tlen, &cut))
-		return 0;
+	do {
+		first = w->gro.off == 0;
+		if (!wire_gro_next(&w->gro, tp, tlen, &cut))
+			return 0;
+	} while (steered_elsewhere(w, *tp, *tlen, first));
 	w->stats->rx_pkts++;
 	*l3 = w->gro.l3;
 	*syndrome = 0;

@@ -32,10 +32,18 @@
  *
  * RX: a socket with UDP_GRO delivers a train as one buffer and the
  * segment size in a cmsg; wire_gro_* cut it back into the datagrams,
- * each of which then goes through every check a single one gets. GRO is
- * enabled only on a socket that no other process shares: GRO merges by
- * addresses and ports, before the SO_REUSEPORT program can steer each
- * datagram to its QP's process (docs/datapath.md).
+ * each of which then goes through every check a single one gets.
+ *
+ * On a port shared between processes, the SO_REUSEPORT program picks a
+ * train's socket by its first segment's destination QP, so only the
+ * segments for that QP are surely this process's. Our senders train one
+ * QP at a time, but a NIC's GRO merges any datagrams of one UDP flow,
+ * and a peer that sends all its QPs from one UDP source port (as the
+ * ERNIC does) may then mix QPs that belong to different processes. Such
+ * a segment (another QP, or any MAD after the first: MADs are steered
+ * by what they carry) is dropped, a loss its sender repairs, and GRO is
+ * turned off on the socket for good: from then on every datagram is
+ * steered alone (docs/datapath.md).
  */
 #ifndef MODEL_WIRE_BATCH_H
 #define MODEL_WIRE_BATCH_H
@@ -132,6 +140,7 @@ struct wire_gro {
 	size_t off;		/* next segment */
 	bool trunc;		/* the datagram was longer than buf */
 	bool pending;		/* segments left to take */
+	uint32_t dqp;		/* the first segment's BTH destination QP */
 	struct roce_l3 l3;	/* envelope of all its segments */
 };
 
@@ -155,6 +164,8 @@ struct wire_rx {
 	int family;
 	uint8_t local[16];	/* ADDR */
 	uint8_t *gro_buf;	/* WIRE_GRO_BUF bytes when UDP_GRO is on */
+	bool shared;		/* steered among processes (see above) */
+	bool gro_off;		/* GRO was turned off for a mixed train */
 	struct wire_gro gro;	/* what was read, being cut up */
 	struct model_wire_stats *stats;
 };
