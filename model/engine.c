@@ -146,13 +146,20 @@ static uint8_t *tx_buf(struct eng *e)
 }
 
 const uint8_t *eng_tx_payload(struct eng *e, uint8_t opcode, uint64_t bus,
-			      uint32_t len)
+			      uint32_t len, bool borrow)
 {
 	uint8_t *b = tx_buf(e);
 	size_t hl = roce_hdrs_len(opcode);
 
-	if (!hl || hl + len > ROCE_MAX_TRANSPORT ||
-	    eng_dma_read(e, bus, b + hl, len))
+	e->tx_pay = NULL;
+	if (!hl || hl + len > ROCE_MAX_TRANSPORT)
+		return NULL;
+	if (borrow && b != e->pkt) {
+		/* the batch sends it from here: no copy at all */
+		e->tx_pay = ernic_model_bus_to_va(e->m, bus, len);
+		return e->tx_pay;
+	}
+	if (eng_dma_read(e, bus, b + hl, len))
 		return NULL;
 	return b + hl;
 }
@@ -161,20 +168,26 @@ int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p)
 {
 	const struct ernic_model *m = e->m;
 	uint8_t *b = tx_buf(e);
+	bool split = p->payload_len && p->payload == e->tx_pay;
 	struct roce_l3 l3;
-	size_t n;
+	size_t n, hl = 0;
 
+	e->tx_pay = NULL;
 	peer_l3(e, i, &l3);
 	p->dqpn = ERNIC_FIELD_GET(ERNIC_DESTQPCONF_QPN,
 				  eng_qreg(m, i, ERNIC_DESTQPCONF));
 	p->pkey = (uint16_t)ERNIC_FIELD_GET(ERNIC_QPADVCONF_PKEY,
 					    eng_qreg(m, i, ERNIC_QPADVCONF));
-	n = roce_build(b, ROCE_MAX_TRANSPORT, p, &l3);
+	n = split ? roce_build_split(b, ROCE_MAX_TRANSPORT, p, &l3, &hl) :
+		    roce_build(b, ROCE_MAX_TRANSPORT, p, &l3);
 	if (!n)
 		return EINVAL;
 	eng_set(e, ERNIC_LSTOUTPKT,
 		p->opcode | (i & 0xFF) << 8 | (p->psn & 0xFFFF) << 16);
 	/* queued, in order: the lock's holder flushes (engine_priv.h) */
+	if (split)
+		return model_wire_queue_split(e->wire, &l3, b, n, hl,
+					      p->payload, p->payload_len);
 	return model_wire_queue(e->wire, &l3, b, n);
 }
 
@@ -216,6 +229,11 @@ void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
 
 	if (!depth)
 		return;
+	/* The WQE's buffer is software's again once this is seen: a packet
+	 * queued with its payload left there leaves first (a NAK's resend
+	 * may be waiting while an ACK for the same WQE completes it). */
+	if (w->lent_gen == model_wire_tx_gen(e->wire) + 1)
+		model_wire_flush(e->wire);
 	if (qpconf & ERNIC_QPCONF_CQE_WRITE_EN)
 		eng_dma_write(e, cqba + (uint64_t)q->cq_pi * ERNIC_CQE_SIZE,
 			      &cqe, sizeof(cqe));

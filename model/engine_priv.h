@@ -74,6 +74,9 @@ struct eng_wqe {
 	uint32_t npkts;		/* PSNs it uses (READ: response packets) */
 	uint32_t sent;		/* packets sent in the current attempt */
 	uint32_t rd_got;	/* READ: response packets received */
+	/* model_wire_tx_gen + 1 when a packet of it was last queued with
+	 * its payload left in its buffer (eng_tx_payload), 0: never */
+	uint64_t lent_gen;
 };
 
 /* A read request the responder is answering. */
@@ -222,6 +225,8 @@ struct eng {
 	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
 	uint32_t owed_n;
 	struct eng_hold hold[ENG_HOLD_MAX];
+	/* the payload eng_tx_payload left in place for the next packet */
+	const uint8_t *tx_pay;
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */
 	uint8_t pay[4096];			/* payload scratch */
 	uint8_t rxbuf[ROCE_MAX_FRAME + 64];
@@ -261,11 +266,17 @@ int eng_dma_load32(struct eng *e, uint64_t bus, uint32_t *v);
 uint32_t eng_pmtu(const struct ernic_model *m, uint32_t i);
 /* Build and send one packet of QP i to its configured peer. */
 int eng_send_pkt(struct eng *e, uint32_t i, struct roce_pkt *p);
-/* The payload of the next eng_send_pkt, len bytes DMA-read from bus
- * straight to where that packet (opcode) will be built: no copy when it
- * is built. NULL on a DMA fault. Nothing else may be sent in between. */
+/* The payload of the next eng_send_pkt, len bytes at bus, DMA-read
+ * straight to where that packet (opcode) will be built; or, with
+ * borrow on the UDP wire, sent from where it is: the send batch keeps a
+ * pointer to it until it goes out. The caller records that in its
+ * WQE's lent_gen: eng_cqe_write sends the batch before the CQE that
+ * gives the buffer back to software. Not for memory software may write
+ * at any time (a READ responder's): its ICRC, taken now, must still
+ * hold when the batch goes. NULL on a DMA fault. Nothing else may be
+ * sent in between. */
 const uint8_t *eng_tx_payload(struct eng *e, uint8_t opcode, uint64_t bus,
-			      uint32_t len);
+			      uint32_t len, bool borrow);
 /* Put QP i into the FATAL state with a Table 2-4 code (and a CQE with
  * ERRFLAG for the WQE at the head of its outstanding queue, if any). */
 void eng_qp_fatal(struct eng *e, uint32_t i, uint32_t code,

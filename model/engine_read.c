@@ -119,8 +119,9 @@ bool eng_rx_pump(struct eng *e, uint32_t i)
 		p.psn = psn_add(j->first_psn, k);
 		p.aeth_syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID;
 		p.aeth_msn = q->msn;
+		/* (copied: the responder's software may write it now) */
 		p.payload = plen ? eng_tx_payload(e, p.opcode, j->bus + off,
-						  plen) : NULL;
+						  plen, false) : NULL;
 		if (plen && !p.payload) {
 			/* the MR went away under the request */
 			eng_nak_fatal(e, i, p.psn, ROCE_NAK_REMOTE_ACCESS,

@@ -232,12 +232,17 @@ static uint32_t send_one(struct eng *e, uint32_t i, struct eng_wqe *w,
 		/* PG332 Table 2-1: a SEND of <= 16 B comes from SDATA. */
 		p.payload = w->w.sdata;
 	} else if (plen) {
-		p.payload = eng_tx_payload(e, p.opcode, w->w.laddr + off, plen);
+		p.payload = eng_tx_payload(e, p.opcode, w->w.laddr + off, plen,
+					   true);
 		if (!p.payload)
 			return ERNIC_FATAL_WQE_PROCESSOR;
 	}
 	eng_count(e, ERNIC_OUTIOPKTCNT, o->write ? 16 : 0);
-	return eng_send_pkt(e, i, &p) == EINVAL ? ERNIC_FATAL_WQE_PROCESSOR : 0;
+	if (eng_send_pkt(e, i, &p) == EINVAL)
+		return ERNIC_FATAL_WQE_PROCESSOR;
+	if (p.payload && p.payload != w->w.sdata)
+		w->lent_gen = model_wire_tx_gen(e->wire) + 1;
+	return 0;
 }
 
 /* Packets of w up to w->sent have left: responses to them are valid.

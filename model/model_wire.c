@@ -652,6 +652,29 @@ int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
 	return wire_tx_add(w->tx, l3, tp, tlen);
 }
 
+int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
+			   const uint8_t *tp, size_t tlen, size_t hdr,
+			   const uint8_t *pay, size_t pay_len)
+{
+	uint8_t pkt[ROCE_MAX_TRANSPORT];
+
+	if (!w || !l3 || !tp || hdr > tlen || (pay_len && !pay))
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
+		return EMSGSIZE;
+	if (w->tx) {
+		if (l3->family != w->family || !udp_l3_ok(w, l3))
+			return EINVAL;
+		return wire_tx_add_split(w->tx, l3, tp, tlen, hdr, pay,
+					 pay_len);
+	}
+	/* (frame and tap ports copy each packet anyway) */
+	memcpy(pkt, tp, hdr);
+	memcpy(pkt + hdr, pay, pay_len);
+	memcpy(pkt + hdr + pay_len, tp + hdr, tlen - hdr);
+	return model_wire_send(w, l3, pkt, tlen + pay_len);
+}
+
 uint8_t *model_wire_tx_slot(struct model_wire *w)
 {
 	return w && w->tx ? wire_tx_slot(w->tx) : NULL;
@@ -660,6 +683,11 @@ uint8_t *model_wire_tx_slot(struct model_wire *w)
 int model_wire_flush(struct model_wire *w)
 {
 	return w && w->tx && w->tx->n ? wire_tx_flush(w->tx) : 0;
+}
+
+uint64_t model_wire_tx_gen(const struct model_wire *w)
+{
+	return w && w->tx ? w->tx->flushes : 0;
 }
 
 const struct model_wire_stats *model_wire_stats(const struct model_wire *w)

@@ -101,6 +101,14 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
  */
 int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
 		     const uint8_t *tp, size_t tlen);
+/* As model_wire_queue, for a packet in roce_build_split's layout:
+ * tp[0, hdr), pay_len bytes at pay, then tp[hdr, tlen). On the UDP wire
+ * the payload is not copied but sent from where it is: it must stay as
+ * it is until the batch goes out (model_wire_flush, model_wire_tx_gen).
+ * Elsewhere it is copied now. */
+int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
+			   const uint8_t *tp, size_t tlen, size_t hdr,
+			   const uint8_t *pay, size_t pay_len);
 /* Where the next packet may be built (ROCE_MAX_TRANSPORT bytes) so that
  * model_wire_queue takes it without a copy: in the send batch of the
  * UDP wire, valid until the next call on w. NULL: build elsewhere. */
@@ -109,6 +117,9 @@ uint8_t *model_wire_tx_slot(struct model_wire *w);
 /* Send what model_wire_queue queued. 0, or the first error that is not
  * a loss (EMSGSIZE: over the path MTU). */
 int model_wire_flush(struct model_wire *w);
+/* How many times the send batch has gone out (0 on a port without
+ * one): a packet queued when it was g has left once it is above g. */
+uint64_t model_wire_tx_gen(const struct model_wire *w);
 
 /* What the wire did (a tap port: zeros): for tests and benchmarks. The
  * rx_ counters count frames on the frame wire. */

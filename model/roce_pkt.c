@@ -151,7 +151,13 @@ static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
 	return (size_t)(udp + ROCE_UDP_LEN - h);
 }
 
-uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
+/* The ICRC of a packet of tlen bytes (ICRC included) held in pieces:
+ * head[0, hlen) (BTH first), then pay[0, plen), then tail[0, tlen_rest)
+ * up to the ICRC. 0 as roce_icrc. */
+static uint32_t icrc_pieces(const struct roce_l3 *l3, size_t tlen,
+			    const uint8_t *head, size_t hlen,
+			    const uint8_t *pay, size_t plen,
+			    const uint8_t *tail)
 {
 	static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF,
 					0xFF, 0xFF, 0xFF, 0xFF };
@@ -159,12 +165,13 @@ uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
 	size_t hl;
 	uint32_t crc;
 
-	if (!l3 || !tp || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+	if (!l3 || !head || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN ||
+	    hlen < ROCE_BTH_LEN || hlen + plen + ROCE_ICRC_LEN > tlen)
 		return 0;
 	hl = icrc_prefix(l3, tlen, h);
 	if (!hl)
 		return 0;
-	memcpy(bth, tp, sizeof(bth));
+	memcpy(bth, head, sizeof(bth));
 	bth[4] = 0xFF;		/* resv8a: FECN, BECN and reserved bits */
 	/* The reflected IEEE CRC32 of Ethernet and gzip, zlib's crc32(),
 	 * chained the same way; ISA-L picks PCLMUL or AVX-512 code for it
@@ -172,9 +179,19 @@ uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
 	crc = crc32_gzip_refl(0, lrh, sizeof(lrh));
 	crc = crc32_gzip_refl(crc, h, hl);
 	crc = crc32_gzip_refl(crc, bth, sizeof(bth));
-	crc = crc32_gzip_refl(crc, tp + ROCE_BTH_LEN,
-			      tlen - ROCE_BTH_LEN - ROCE_ICRC_LEN);
-	return crc;
+	crc = crc32_gzip_refl(crc, head + ROCE_BTH_LEN, hlen - ROCE_BTH_LEN);
+	if (plen)
+		crc = crc32_gzip_refl(crc, pay, plen);
+	return crc32_gzip_refl(crc, tail,
+			       tlen - hlen - plen - ROCE_ICRC_LEN);
+}
+
+uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
+{
+	if (!tp || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN)
+		return 0;
+	return icrc_pieces(l3, tlen, tp, tlen - ROCE_ICRC_LEN, NULL, 0,
+			   tp + tlen - ROCE_ICRC_LEN);
 }
 
 /*
@@ -292,34 +309,42 @@ size_t roce_hdrs_len(uint8_t opcode)
 	return f ? hdrs_len(f) : 0;
 }
 
-size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
-		  const struct roce_l3 *l3)
+/* Check p for roce_build: false when it cannot be built, else its
+ * opcode's flags in *fl, its headers' length in *hl, and p->pad set. */
+static bool check_pkt(const uint8_t *buf, struct roce_pkt *p,
+		       const struct roce_l3 *l3, uint32_t *fl, size_t *hl)
 {
 	uint32_t f;
-	size_t hl, len;
-	uint8_t pad, *q;
+	uint8_t pad;
 
 	if (!buf || !p || !l3 || !addr_len(l3->family))
-		return 0;
+		return false;
 	f = roce_opcode_flags(p->opcode);
 	if (!f || p->tver > 0xF || p->dqpn > 0xFFFFFF || p->psn > 0xFFFFFF ||
 	    p->aeth_msn > 0xFFFFFF || (p->aeth_syndrome & 0x80) ||
 	    p->deth_sqpn > 0xFFFFFF)
-		return 0;
+		return false;
 	if (p->payload_len && (!(f & ROCE_HDR_PAYLOAD) || !p->payload))
-		return 0;
+		return false;
 	if (p->payload_len > ROCE_MAX_PAYLOAD)
-		return 0;
+		return false;
 	pad = (uint8_t)(-p->payload_len & 3u);
 	if (pad && pad_forbidden(f))
-		return 0;
-	hl = hdrs_len(f);
-	len = hl + p->payload_len + pad + ROCE_ICRC_LEN;
-	if (len > cap)
-		return 0;
+		return false;
+	p->pad = pad;
+	*fl = f;
+	*hl = hdrs_len(f);
+	return true;
+}
+
+/* Write the headers check_pkt passed (flags f) into buf. */
+static void put_hdrs(uint8_t *buf, const struct roce_pkt *p, uint32_t f)
+{
+	uint8_t *q;
 
 	buf[0] = p->opcode;
-	buf[1] = (uint8_t)(p->se << 7 | p->migreq << 6 | pad << 4 | p->tver);
+	buf[1] = (uint8_t)(p->se << 7 | p->migreq << 6 | p->pad << 4 |
+			   p->tver);
 	ernic_put16(buf + 2, p->pkey);
 	buf[4] = (uint8_t)(p->fecn << 7 | p->becn << 6);
 	ernic_put24(buf + 5, p->dqpn);
@@ -346,15 +371,51 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 		ernic_put32(q, p->imm);
 		q += ROCE_IMM_LEN;
 	}
-	if (f & ROCE_HDR_IETH) {
+	if (f & ROCE_HDR_IETH)
 		ernic_put32(q, p->ieth_rkey);
-		q += ROCE_IETH_LEN;
-	}
-	if (p->payload_len && q != p->payload)	/* may be in place */
+}
+
+size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
+		  const struct roce_l3 *l3)
+{
+	uint32_t f;
+	size_t hl, len;
+	uint8_t *q;
+
+	if (!check_pkt(buf, p, l3, &f, &hl))
+		return 0;
+	len = hl + p->payload_len + p->pad + ROCE_ICRC_LEN;
+	if (len > cap)
+		return 0;
+	q = buf + hl;
+	/* the payload may be in place already, or overlap the headers */
+	if (p->payload_len && q != p->payload)
 		memmove(q, p->payload, p->payload_len);
-	memset(q + p->payload_len, 0, pad);
-	p->pad = pad;
+	put_hdrs(buf, p, f);
+	memset(q + p->payload_len, 0, p->pad);
 	ernic_put_le32(buf + len - ROCE_ICRC_LEN, roce_icrc(l3, buf, len));
+	return len;
+}
+
+size_t roce_build_split(uint8_t *buf, size_t cap, struct roce_pkt *p,
+			const struct roce_l3 *l3, size_t *hdr_len)
+{
+	uint32_t f;
+	size_t hl, len;
+	uint8_t *tail;
+
+	if (!hdr_len || !check_pkt(buf, p, l3, &f, &hl))
+		return 0;
+	len = hl + p->pad + ROCE_ICRC_LEN;
+	if (len > cap)
+		return 0;
+	put_hdrs(buf, p, f);
+	tail = buf + hl;
+	memset(tail, 0, p->pad);
+	ernic_put_le32(tail + p->pad,
+		       icrc_pieces(l3, len + p->payload_len, buf, hl,
+				   p->payload, p->payload_len, tail));
+	*hdr_len = hl;
 	return len;
 }
 

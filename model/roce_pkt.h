@@ -115,6 +115,17 @@ size_t roce_hdrs_len(uint8_t opcode);
 size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 		  const struct roce_l3 *l3);
 
+/*
+ * As roce_build, but the payload stays where p->payload is: buf gets the
+ * headers (*hdr_len bytes) and right behind them the pad and the ICRC,
+ * so that the packet is buf[0, *hdr_len), the payload, then
+ * buf[*hdr_len, returned length). The ICRC covers the payload as it is
+ * now: it must not change until the packet is sent. The payload must
+ * not overlap buf's bytes. 0 as roce_build.
+ */
+size_t roce_build_split(uint8_t *buf, size_t cap, struct roce_pkt *p,
+			const struct roce_l3 *l3, size_t *hdr_len);
+
 /* Prepend the Ethernet, IPv4 (DF, checksum) or IPv6, and UDP headers of
  * l3 to a transport packet of tlen bytes already at buf + hdr_len, where
  * hdr_len = roce_frame_hdr_len(l3->family). Returns the frame length.

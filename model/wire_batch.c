@@ -49,6 +49,9 @@ static void fill_ent(const struct wire_tx_batch *b, struct wire_tx_ent *e,
 {
 	e->off = 0;
 	e->len = (uint32_t)tlen;
+	e->hdr = (uint32_t)tlen;
+	e->pay = NULL;
+	e->pay_len = 0;
 	/* A runt has no QP, and QP1's MADs go to a shared device's
 	 * processes by what they carry (wire_steer.h), which steering
 	 * reads in a train's first segment only: neither ever joins a
@@ -66,9 +69,19 @@ static void fill_ent(const struct wire_tx_batch *b, struct wire_tx_ent *e,
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen)
 {
+	return wire_tx_add_split(b, l3, tp, tlen, tlen, NULL, 0);
+}
+
+int wire_tx_add_split(struct wire_tx_batch *b, const struct roce_l3 *l3,
+		      const uint8_t *tp, size_t tlen, size_t hdr,
+		      const uint8_t *pay, size_t pay_len)
+{
 	struct wire_tx_ent *e;
 
-	if (tlen > ROCE_MAX_TRANSPORT || tlen > b->cap)
+	if (hdr > tlen || (pay_len && !pay))
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT || tlen > b->cap ||
+	    pay_len > ROCE_MAX_TRANSPORT - tlen)
 		return EMSGSIZE;	/* a bigger one is nothing we build */
 	/* what the kernel says of the others is theirs (their losses),
 	 * not this packet's */
@@ -79,6 +92,12 @@ int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 	}
 	e = &b->ent[b->n++];
 	fill_ent(b, e, l3, tp, tlen);
+	if (pay_len) {
+		e->len = (uint32_t)(tlen + pay_len);
+		e->hdr = (uint32_t)hdr;
+		e->pay = pay;
+		e->pay_len = (uint32_t)pay_len;
+	}
 	e->off = (uint32_t)b->used;
 	if (tp != b->buf + b->used)	/* else built in place (slot) */
 		memcpy(b->buf + b->used, tp, tlen);
@@ -134,7 +153,8 @@ static void patch_ids(struct wire_tx_batch *b, uint32_t first, uint32_t n)
 		return;
 	for (uint32_t k = 1; k < n; k++) {
 		const struct wire_tx_ent *e = &b->ent[first + k];
-		uint8_t *icrc = b->buf + e->off + e->len - ROCE_ICRC_LEN;
+		uint8_t *icrc = b->buf + e->off + e->len - e->pay_len -
+				ROCE_ICRC_LEN;
 		uint32_t d = roce_icrc_ip_id_delta(e->len, (uint16_t)k);
 
 		ernic_put_le32(icrc, ernic_get_le32(icrc) ^ d);
@@ -149,12 +169,12 @@ static void put_int_cmsg(struct cmsghdr *c, int level, int type, int v)
 	memcpy(CMSG_DATA(c), &v, sizeof(int));
 }
 
-/* msg[m] for len bytes at base to e's envelope, as one datagram, or a
- * GSO train of e->len segments (gso). TOS/traffic class and TTL per
+/* msg[m] for the niov pieces at iov to e's envelope, as one datagram,
+ * or a GSO train of e->len segments (gso). TOS/traffic class and TTL per
  * datagram: no socket state to race. */
 static void build_msg(struct wire_tx_batch *b, uint32_t m,
-		      const struct wire_tx_ent *e, uint8_t *base, size_t len,
-		      bool gso)
+		      const struct wire_tx_ent *e, struct iovec *iov,
+		      size_t niov, bool gso)
 {
 	struct msghdr *h = &b->msg[m].msg_hdr;
 	struct cmsghdr *c;
@@ -162,14 +182,12 @@ static void build_msg(struct wire_tx_batch *b, uint32_t m,
 	size_t space;
 	uint16_t seg;
 
-	b->iov[m].iov_base = base;
-	b->iov[m].iov_len = len;
 	memset(h, 0, sizeof(*h));
 	h->msg_name = &b->sa[m];
 	h->msg_namelen = ernic_sockaddr(&b->sa[m], b->family, e->dst, e->dport,
 				       b->ifindex);
-	h->msg_iov = &b->iov[m];
-	h->msg_iovlen = 1;
+	h->msg_iov = iov;
+	h->msg_iovlen = niov;
 	memset(&b->cm[m], 0, sizeof(b->cm[m]));
 	h->msg_control = b->cm[m].buf;
 	space = CMSG_SPACE(sizeof(int));
@@ -197,16 +215,42 @@ static void build_msg(struct wire_tx_batch *b, uint32_t m,
 	b->msg[m].msg_len = 0;
 }
 
-/* msg[m] for the run of n packets from ent[first]. */
-static void build_run(struct wire_tx_batch *b, uint32_t m, uint32_t first,
-		      uint32_t n)
+/* Append len bytes at p to the pieces iov[0, *n), merged into the last
+ * one when they follow it in memory. */
+static void add_piece(struct iovec *iov, size_t *n, const uint8_t *p,
+		      size_t len)
 {
-	const struct wire_tx_ent *e = &b->ent[first];
-	size_t len = 0;
+	struct iovec *last = *n ? &iov[*n - 1] : NULL;
 
-	for (uint32_t k = 0; k < n; k++)
-		len += b->ent[first + k].len;
-	build_msg(b, m, e, b->buf + e->off, len, n > 1);
+	if (!len)
+		return;
+	if (last && (const uint8_t *)last->iov_base + last->iov_len == p) {
+		last->iov_len += len;
+		return;
+	}
+	iov[*n].iov_base = (void *)p;
+	iov[*n].iov_len = len;
+	(*n)++;
+}
+
+/* msg[m] for the run of n packets from ent[first], its pieces in iov
+ * (room for three per packet). Returns how many pieces it took. */
+static size_t build_run(struct wire_tx_batch *b, uint32_t m, uint32_t first,
+			uint32_t n, struct iovec *iov)
+{
+	size_t niov = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct wire_tx_ent *e = &b->ent[first + k];
+		const uint8_t *at = b->buf + e->off;
+
+		add_piece(iov, &niov, at, e->hdr);
+		add_piece(iov, &niov, e->pay, e->pay_len);
+		add_piece(iov, &niov, at + e->hdr,
+			  e->len - e->pay_len - e->hdr);
+	}
+	build_msg(b, m, &b->ent[first], iov, niov, n > 1);
+	return niov;
 }
 
 /* Send errors that a real link would show as loss. */
@@ -238,7 +282,7 @@ static int send_singly(struct wire_tx_batch *b, uint32_t m)
 	for (uint32_t k = 0; k < n; k++) {
 		ssize_t r;
 
-		build_run(b, m, first + k, 1);
+		build_run(b, m, first + k, 1, b->one_iov);
 		do
 			r = sendmsg(b->fd, &b->msg[m].msg_hdr,
 				    MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -253,6 +297,7 @@ static int send_singly(struct wire_tx_batch *b, uint32_t m)
 int wire_tx_flush(struct wire_tx_batch *b)
 {
 	uint32_t nm = 0, done = 0;
+	size_t niov = 0;
 	int first_err = 0;
 
 	for (uint32_t i = 0; i < b->n;) {
@@ -262,7 +307,7 @@ int wire_tx_flush(struct wire_tx_batch *b)
 		b->run_n[nm] = k;
 		if (k > 1)
 			patch_ids(b, i, k);
-		build_run(b, nm++, i, k);
+		niov += build_run(b, nm++, i, k, &b->iov[niov]);
 		i += k;
 	}
 	if (b->stats)
@@ -299,6 +344,7 @@ int wire_tx_flush(struct wire_tx_batch *b)
 	}
 	b->n = 0;
 	b->used = 0;
+	b->flushes++;
 	return first_err;
 }
 
@@ -340,7 +386,9 @@ int wire_tx_send_now(struct wire_tx_batch *b, const struct roce_l3 *l3,
 	int rc = b->n ? wire_tx_flush(b) : 0;
 
 	fill_ent(b, &e, l3, tp, tlen);
-	build_msg(b, 0, &e, (uint8_t *)tp, tlen, false);
+	b->one_iov[0].iov_base = (void *)tp;
+	b->one_iov[0].iov_len = tlen;
+	build_msg(b, 0, &e, b->one_iov, 1, false);
 	do
 		r = sendmsg(b->fd, &b->msg[0].msg_hdr,
 			    MSG_DONTWAIT | MSG_NOSIGNAL);

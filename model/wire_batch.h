@@ -10,10 +10,13 @@
  * splits it into those datagrams where it must (a device without UDP
  * segmentation offload, a receiver without UDP_GRO), or carries it whole
  * to a local receiver. Each segment stays a complete RoCEv2 packet with
- * its own ICRC. Why the destination QP is part of the key: on loopback
- * the kernel picks the receiving socket of an SO_REUSEPORT group once
- * for the whole GSO datagram, by its first segment (wire_steer.h), so a
- * train must be for one QP to be steered right. QP1 never trains: its
+ * its own ICRC. A packet may leave its payload in the sender's memory
+ * (wire_tx_add_split): the batch holds its headers and tail, and the
+ * datagram's iovecs take the payload from where it is, so the kernel's
+ * copy is the only one. Why the destination QP is part of the key: on
+ * loopback the kernel picks the receiving socket of an SO_REUSEPORT
+ * group once for the whole GSO datagram, by its first segment
+ * (wire_steer.h), so a train must be for one QP to be steered right. QP1 never trains: its
  * MADs are steered by the CM fields they carry (a REQ's service ID, a
  * communication ID's tag), which differ from MAD to MAD. Order is kept:
  * the batch is one FIFO, sent in order.
@@ -65,14 +68,23 @@
 /* The UDP_GRO receive buffer: the largest UDP payload and some. */
 #define WIRE_GRO_BUF 65536u
 
-/* One queued packet: where it is in the buffer, and its envelope. */
+/* One queued packet: where it is, and its envelope. Its bytes are
+ * buf[off, off + hdr), then pay_len bytes at pay (a payload left where
+ * the sender's memory holds it: wire_tx_add_split), then buf[off + hdr,
+ * off + len - pay_len); without pay, buf[off, off + len). */
 struct wire_tx_ent {
-	uint32_t off, len;
+	uint32_t off, len;	/* len: the whole packet's */
+	uint32_t hdr, pay_len;
+	const uint8_t *pay;
 	uint32_t dqp;		/* BTH destination QP */
 	uint16_t dport;
 	uint8_t tos, ttl;
 	uint8_t dst[16];
 };
+
+/* iovecs of a whole batch: header, payload and tail of each packet
+ * (two when contiguous pieces merge). */
+#define WIRE_TX_IOV (3 * WIRE_TX_PKTS)
 
 /* Cmsg space of one datagram: TOS, TTL, UDP_SEGMENT. */
 #define WIRE_TX_CMSG (3 * CMSG_SPACE(sizeof(int)))
@@ -85,12 +97,15 @@ struct wire_tx_batch {
 	uint8_t *buf;		/* packets back to back, in order */
 	size_t cap, used;
 	uint32_t n;
+	uint64_t flushes;	/* times it was sent (or dropped) */
 	struct wire_tx_ent ent[WIRE_TX_PKTS];
 	struct model_wire_stats *stats;
-	/* flush scratch: one datagram (single or GSO) per run */
+	/* flush scratch: one datagram (single or GSO) per run, the pieces
+	 * of all in iov (at most three per packet) */
 	uint32_t run_first[WIRE_TX_PKTS], run_n[WIRE_TX_PKTS];
 	struct mmsghdr msg[WIRE_TX_PKTS];
-	struct iovec iov[WIRE_TX_PKTS];
+	struct iovec iov[WIRE_TX_IOV];
+	struct iovec one_iov[3];	/* a packet sent alone */
 	struct sockaddr_storage sa[WIRE_TX_PKTS];
 	union {
 		char buf[WIRE_TX_CMSG];
@@ -111,6 +126,13 @@ void wire_tx_fini(struct wire_tx_batch *b);
  * or EINVAL for a slot without the room wire_tx_slot makes. */
 int wire_tx_add(struct wire_tx_batch *b, const struct roce_l3 *l3,
 		const uint8_t *tp, size_t tlen);
+
+/* As wire_tx_add, for a packet in roce_build_split's layout: tp[0, hdr),
+ * then pay_len bytes at pay, then tp[hdr, tlen). The payload is not
+ * copied: it must stay as it is until the batch is flushed. */
+int wire_tx_add_split(struct wire_tx_batch *b, const struct roce_l3 *l3,
+		      const uint8_t *tp, size_t tlen, size_t hdr,
+		      const uint8_t *pay, size_t pay_len);
 
 /* Where the next packet may be built in place: ROCE_MAX_TRANSPORT bytes
  * (the batch is flushed first when they are not free), queued without
