@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "datapath_util.h"
+#include "ernic_time.h"
 #include "ernicdv.h"
 
 struct side A = { .ip = "127.0.0.2" }, B = { .ip = "127.0.0.3" };
@@ -273,21 +273,28 @@ void peer_sync(struct side *s, void *p, size_t len, bool for_cpu)
 			 0);
 }
 
+uint64_t deadline_in(int ms)
+{
+	return ernic_mono_ns() + (uint64_t)ms * 1000000u;
+}
+
+bool deadline_passed(uint64_t deadline)
+{
+	return ernic_mono_ns() >= deadline;
+}
+
 /* Poll cq until n completions or the deadline. */
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
 {
-	struct timespec t0, t;
+	uint64_t end = deadline_in(ms);
 	int got = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (got < n) {
 		int k = ibv_poll_cq(cq, n - got, &wc[got]);
 
 		assert_true(k >= 0);
 		got += k;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+		if (deadline_passed(end))
 			break;
 	}
 	return got;

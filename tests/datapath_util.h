@@ -88,6 +88,9 @@ void post1(struct ibv_qp *qp, uint64_t id, enum ibv_wr_opcode op, void *buf,
 	   uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm, int flags);
 /* Poll cq until n completions or ms pass; returns how many. */
 int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms);
+/* A deadline ms from now on the monotonic clock, and whether it passed. */
+uint64_t deadline_in(int ms);
+bool deadline_passed(uint64_t deadline);
 
 /* test_datapath_wire.c: the "wire" group; test_events.c: "events". */
 int dp_run_wire(void);

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "datapath_util.h"
 
@@ -400,19 +399,16 @@ static void test_spin_sees_fatal(void **state)
  * when it did. */
 static bool b_byte_becomes(uint8_t *p, uint8_t v, bool spin)
 {
-	struct timespec t0, t;
+	uint64_t end = deadline_in(WAIT_MS);
 	struct ibv_wc wc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		peer_sync(&B, p, 1, true);
 		if (*(volatile uint8_t *)p == v)
 			return true;
 		if (spin)
 			assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 0);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= WAIT_MS)
+		if (deadline_passed(end))
 			return false;
 	}
 }
