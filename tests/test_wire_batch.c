@@ -16,7 +16,6 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +35,7 @@
 #include "roce_pkt.h"
 #include "wire_batch.h"
 #include "wire_frame.h"
+#include "wire_test_util.h"
 
 #define ADDR_A "127.0.0.62"
 #define ADDR_B "127.0.0.63"
@@ -406,23 +406,6 @@ static void test_train_seg(void **state)
 
 /* ---- real sockets ---- */
 
-static struct model_wire *open_wire(const char *addr)
-{
-	struct ernic_conf c;
-	char err[256] = "";
-	struct model_wire *w;
-
-	ernic_conf_defaults(&c);
-	c.family = AF_INET;
-	assert_int_equal(inet_pton(AF_INET, addr, c.addr), 1);
-	c.wire = ERNIC_WIRE_UDP;
-	strcpy(c.netdev, "lo");
-	w = model_wire_open(&c, err, sizeof(err));
-	if (!w)
-		fail_msg("model_wire_open %s: %s", addr, err);
-	return w;
-}
-
 struct sent {
 	uint32_t qpn, psn;
 	size_t len;
@@ -446,24 +429,6 @@ static void queue_traffic(struct model_wire *a, struct sent *s)
 	}
 }
 
-/* The next datagram w receives, waiting up to 2 s for it: false when
- * none came. */
-static bool recv_next(struct model_wire *w, uint8_t *buf, size_t cap,
-		      struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
-		      uint32_t *syn, int *chk)
-{
-	for (int spins = 0; spins < 2000; spins++) {
-		struct pollfd pfd = { .fd = model_wire_fd(w), .events = POLLIN };
-		int rc = model_wire_recv(w, buf, cap, l3, tp, tlen, syn, chk);
-
-		assert_true(rc >= 0);
-		if (rc)
-			return true;
-		poll(&pfd, 1, 1);
-	}
-	return false;
-}
-
 /* Receive nsent packets on b and check them against s: order, QP, PSN,
  * length, syndrome and ICRC (with the ID the receiver solved for). */
 static void expect_traffic(struct model_wire *b, const struct sent *s,
@@ -479,7 +444,7 @@ static void expect_traffic(struct model_wire *b, const struct sent *s,
 	int chk;
 
 	while (got < nsent &&
-	       recv_next(b, buf, sizeof(buf), &l3, &tp, &tlen, &syn, &chk)) {
+	       wire_recv_wait(b, buf, sizeof(buf), &l3, &tp, &tlen, &syn, &chk)) {
 		assert_int_equal(syn, 0);
 		assert_int_equal(chk, 0);	/* solving the ID checked it */
 		assert_int_equal(tlen, s[got].len);
@@ -499,8 +464,8 @@ static void test_udp_train(void **state)
 	const struct model_wire_stats *ta, *tb;
 
 	(void)state;
-	a = open_wire(ADDR_A);
-	b = open_wire(ADDR_B);
+	a = wire_open_udp(ADDR_A, NULL);
+	b = wire_open_udp(ADDR_B, NULL);
 	queue_traffic(a, s);
 	assert_int_equal(model_wire_flush(a), 0);
 	ta = model_wire_stats(a);
@@ -530,8 +495,8 @@ static void test_udp_no_offload(void **state)
 
 	(void)state;
 	setenv("ERNIC_WIRE_OFFLOAD", "0", 1);
-	a = open_wire(ADDR_A);
-	b = open_wire(ADDR_B);
+	a = wire_open_udp(ADDR_A, NULL);
+	b = wire_open_udp(ADDR_B, NULL);
 	unsetenv("ERNIC_WIRE_OFFLOAD");
 	queue_traffic(a, s);
 	assert_int_equal(model_wire_flush(a), 0);
@@ -553,8 +518,8 @@ static void test_send_keeps_order(void **state)
 	struct roce_l3 l3;
 
 	(void)state;
-	a = open_wire(ADDR_A);
-	b = open_wire(ADDR_B);
+	a = wire_open_udp(ADDR_A, NULL);
+	b = wire_open_udp(ADDR_B, NULL);
 	queue_traffic(a, s);
 	l3_to(&l3, ADDR_A, ADDR_B, 0, 64);
 	s[NSENT].qpn = 9;
@@ -592,8 +557,8 @@ static void test_train_ids(void **state)
 	}
 	sll.sll_ifindex = (int)if_nametoindex("lo");
 	assert_int_equal(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
-	a = open_wire(ADDR_A);
-	b = open_wire(ADDR_B);
+	a = wire_open_udp(ADDR_A, NULL);
+	b = wire_open_udp(ADDR_B, NULL);
 	queue_traffic(a, s);
 	assert_int_equal(model_wire_flush(a), 0);
 	inet_pton(AF_INET, ADDR_B, dst);
@@ -678,7 +643,7 @@ static void test_frame_gets_trains(void **state)
 		print_message("no frame port on lo (%s): not checked\n", err);
 		return;
 	}
-	a = open_wire(ADDR_A);
+	a = wire_open_udp(ADDR_A, NULL);
 	l3_to(&l3, ADDR_A, ADDR_C, 0, 64);
 	/* a train of 11 to QP 5 (the last shorter), one to QP 6, two to
 	 * QP 5 again; then two ACK-sized packets to QP 5: a train too */
@@ -692,7 +657,7 @@ static void test_frame_gets_trains(void **state)
 	assert_int_equal(model_wire_flush(a), 0);
 	assert_int_equal(model_wire_stats(a)->tx_gso, 2);
 	while (got < NSENT &&
-	       recv_next(f, buf, sizeof(buf), &r, &tp, &tlen, &syn, &chk)) {
+	       wire_recv_wait(f, buf, sizeof(buf), &r, &tp, &tlen, &syn, &chk)) {
 		assert_int_equal(syn, 0);
 		assert_int_equal(chk, 1);
 		assert_int_equal(tlen, s[got].len);
@@ -751,22 +716,16 @@ static void test_udp_train_v6(void **state)
 	}
 	assert_int_equal(model_wire_flush(w), 0);
 	assert_int_equal(model_wire_stats(w)->tx_gso, 1);
-	for (int spins = 0; got < 5 && spins < 2000;) {
-		struct pollfd pfd = { .fd = model_wire_fd(w), .events = POLLIN };
+	while (got < 5) {
 		struct roce_l3 r;
 		const uint8_t *tp;
 		size_t tlen;
 		uint32_t syn;
-		int chk, rc;
+		int chk;
 
-		rc = model_wire_recv(w, buf, sizeof(buf), &r, &tp, &tlen,
-				     &syn, &chk);
-		assert_true(rc >= 0);
-		if (!rc) {
-			poll(&pfd, 1, 1);
-			spins++;
-			continue;
-		}
+		if (!wire_recv_wait(w, buf, sizeof(buf), &r, &tp, &tlen, &syn,
+				    &chk))
+			break;
 		assert_int_equal(syn, 0);
 		assert_int_equal(chk, 1);	/* no ID to solve: the engine's */
 		assert_int_equal(tlen, len[got]);

@@ -10,7 +10,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +24,7 @@
 #include "ernic_wire.h"
 #include "model_wire.h"
 #include "roce_pkt.h"
+#include "wire_test_util.h"
 
 #define ADDR_A "127.0.0.68"
 #define ADDR_B "127.0.0.69"
@@ -32,25 +32,6 @@
 #define NPKT 6u
 
 static struct model_wire *wa, *wb;	/* closed by the teardown */
-
-static struct model_wire *open_wire(const char *addr, uint16_t *sport)
-{
-	struct ernic_conf c;
-	char err[256] = "";
-	struct model_wire *w;
-
-	ernic_conf_defaults(&c);
-	c.family = AF_INET;
-	assert_int_equal(inet_pton(AF_INET, addr, c.addr), 1);
-	c.wire = ERNIC_WIRE_UDP;
-	strcpy(c.netdev, "lo");
-	w = model_wire_open(&c, err, sizeof(err));
-	if (!w)
-		fail_msg("model_wire_open %s: %s", addr, err);
-	if (sport)
-		*sport = c.udp_sport;
-	return w;
-}
 
 static int close_wires(void **state)
 {
@@ -107,36 +88,18 @@ static void queue_k(struct model_wire *w, const struct roce_l3 *l3,
 	memset(b, 0xEE, sizeof(b));	/* the slot is the wire's, not b */
 }
 
-/* The next packet on w (2 s at most). */
-static void recv_one(struct model_wire *w, struct roce_l3 *l3,
-		     const uint8_t **tp, size_t *tlen, uint32_t *syn, int *chk)
-{
-	static uint8_t buf[ROCE_MAX_FRAME];
-
-	for (int spins = 0; spins < 2000; spins++) {
-		struct pollfd pfd = { .fd = model_wire_fd(w), .events = POLLIN };
-		int rc = model_wire_recv(w, buf, sizeof(buf), l3, tp, tlen,
-					 syn, chk);
-
-		assert_true(rc >= 0);
-		if (rc)
-			return;
-		poll(&pfd, 1, 1);
-	}
-	fail_msg("no packet within 2 s");
-}
-
 static void test_split_train(void **state)
 {
-	static uint8_t pay[NPKT][PAY], want[ROCE_MAX_TRANSPORT];
+	static uint8_t pay[NPKT][PAY], want[ROCE_MAX_TRANSPORT],
+		buf[ROCE_MAX_FRAME];
 	const struct model_wire_stats *ta;
 	struct roce_l3 l3, got_l3;
 	uint16_t sport;
 	uint64_t gen;
 
 	(void)state;
-	wa = open_wire(ADDR_A, &sport);
-	wb = open_wire(ADDR_B, NULL);
+	wa = wire_open_udp(ADDR_A, &sport);
+	wb = wire_open_udp(ADDR_B, NULL);
 	l3_a_to_b(&l3, sport);
 	gen = model_wire_tx_gen(wa);
 	for (uint32_t k = 0; k < NPKT; k++) {
@@ -162,7 +125,8 @@ static void test_split_train(void **state)
 		struct roce_pkt p;
 		struct roce_l3 l3k = l3;
 
-		recv_one(wb, &got_l3, &tp, &tlen, &syn, &chk);
+		assert_true(wire_recv_wait(wb, buf, sizeof(buf), &got_l3, &tp,
+					   &tlen, &syn, &chk));
 		assert_int_equal(syn, 0);
 		assert_int_equal(chk, 0);	/* an ID made the ICRC good */
 		/* segment k carries the ICRC of IPv4 ID k (wire_batch.h) */
@@ -180,7 +144,7 @@ static void test_split_train(void **state)
  * queueing is what arrives (and the ICRC, made before, no longer holds). */
 static void test_split_reads_at_flush(void **state)
 {
-	static uint8_t pay[PAY];
+	static uint8_t pay[PAY], buf[ROCE_MAX_FRAME];
 	struct roce_l3 l3, got_l3;
 	const uint8_t *tp;
 	size_t tlen, hl = roce_hdrs_len(ROCE_RC_WRITE_MIDDLE);
@@ -189,14 +153,15 @@ static void test_split_reads_at_flush(void **state)
 	int chk;
 
 	(void)state;
-	wa = open_wire(ADDR_A, &sport);
-	wb = open_wire(ADDR_B, NULL);
+	wa = wire_open_udp(ADDR_A, &sport);
+	wb = wire_open_udp(ADDR_B, NULL);
 	l3_a_to_b(&l3, sport);
 	memset(pay, 0x11, sizeof(pay));
 	queue_k(wa, &l3, 0, pay);
 	pay[100] = 0x77;
 	assert_int_equal(model_wire_flush(wa), 0);
-	recv_one(wb, &got_l3, &tp, &tlen, &syn, &chk);
+	assert_true(wire_recv_wait(wb, buf, sizeof(buf), &got_l3, &tp,
+				   &tlen, &syn, &chk));
 	assert_int_equal(tlen, hl + PAY + ROCE_ICRC_LEN);
 	assert_int_equal(tp[hl + 100], 0x77);
 	assert_int_equal(tp[hl + 99], 0x11);
