@@ -152,8 +152,8 @@ static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
 }
 
 /* The ICRC of a packet of tlen bytes (ICRC included) held in pieces:
- * head[0, hlen) (BTH first), then pay[0, plen), then tail[0, tlen_rest)
- * up to the ICRC. 0 as roce_icrc. */
+ * head[0, hlen) (BTH first), pay[0, plen), then the tail's
+ * tlen - hlen - plen - 4 bytes up to the ICRC. 0 as roce_icrc. */
 static uint32_t icrc_pieces(const struct roce_l3 *l3, size_t tlen,
 			    const uint8_t *head, size_t hlen,
 			    const uint8_t *pay, size_t plen,
@@ -310,9 +310,11 @@ size_t roce_hdrs_len(uint8_t opcode)
 }
 
 /* Check p for roce_build: false when it cannot be built, else its
- * opcode's flags in *fl, its headers' length in *hl, and p->pad set. */
-static bool check_pkt(const uint8_t *buf, struct roce_pkt *p,
-		       const struct roce_l3 *l3, uint32_t *fl, size_t *hl)
+ * opcode's flags in *fl, its headers' length in *hl and its pad count
+ * in *pad (p->pad is set only once the packet is built). */
+static bool check_pkt(const uint8_t *buf, const struct roce_pkt *p,
+		      const struct roce_l3 *l3, uint32_t *fl, size_t *hl,
+		      uint8_t *padp)
 {
 	uint32_t f;
 	uint8_t pad;
@@ -331,7 +333,7 @@ static bool check_pkt(const uint8_t *buf, struct roce_pkt *p,
 	pad = (uint8_t)(-p->payload_len & 3u);
 	if (pad && pad_forbidden(f))
 		return false;
-	p->pad = pad;
+	*padp = pad;
 	*fl = f;
 	*hl = hdrs_len(f);
 	return true;
@@ -380,13 +382,14 @@ size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,
 {
 	uint32_t f;
 	size_t hl, len;
-	uint8_t *q;
+	uint8_t pad, *q;
 
-	if (!check_pkt(buf, p, l3, &f, &hl))
+	if (!check_pkt(buf, p, l3, &f, &hl, &pad))
 		return 0;
-	len = hl + p->payload_len + p->pad + ROCE_ICRC_LEN;
+	len = hl + p->payload_len + pad + ROCE_ICRC_LEN;
 	if (len > cap)
 		return 0;
+	p->pad = pad;
 	q = buf + hl;
 	/* the payload may be in place already, or overlap the headers */
 	if (p->payload_len && q != p->payload)
@@ -402,13 +405,14 @@ size_t roce_build_split(uint8_t *buf, size_t cap, struct roce_pkt *p,
 {
 	uint32_t f;
 	size_t hl, len;
-	uint8_t *tail;
+	uint8_t pad, *tail;
 
-	if (!hdr_len || !check_pkt(buf, p, l3, &f, &hl))
+	if (!hdr_len || !check_pkt(buf, p, l3, &f, &hl, &pad))
 		return 0;
-	len = hl + p->pad + ROCE_ICRC_LEN;
+	len = hl + pad + ROCE_ICRC_LEN;
 	if (len > cap)
 		return 0;
+	p->pad = pad;
 	put_hdrs(buf, p, f);
 	tail = buf + hl;
 	memset(tail, 0, p->pad);
