@@ -172,10 +172,11 @@ int model_wire_fd(const struct model_wire *w);
  * fits every valid packet in both modes. Safe to call from one thread
  * while others send.
  *
- * UDP mode, on a socket no other process shares: UDP_GRO is on, so one
- * read may bring a train of datagrams; they are returned one per call
- * (the fd is not readable meanwhile: call until 0), each checked as a
- * datagram read alone would be (a last one cut short is just shorter).
+ * UDP mode: UDP_GRO is on, so one read may bring a train of datagrams;
+ * they are returned one per call (the fd is not readable meanwhile:
+ * call until 0), each checked as a datagram read alone would be (a last
+ * one cut short is just shorter). On a port shared between processes,
+ * segments that may be another process's are dropped (wire_batch.h).
  * An IPv4 packet whose sender's IP ID was solved for has its ICRC
  * checked by that solving (*check_icrc 0: a second pass over the
  * packet would only repeat it); one with no such ID, and every IPv6

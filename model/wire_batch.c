@@ -535,8 +535,10 @@ int wire_udp_recv(struct wire_rx *w, uint8_t *buf, size_t cap,
 	ssize_t n;
 	int gso;
 
-	if (w->gro.pending)
-		return gro_next(w, cap, l3, tp, tlen, syndrome, check_icrc);
+	/* (a train's last segments may all have been dropped: then read) */
+	if (w->gro.pending &&
+	    gro_next(w, cap, l3, tp, tlen, syndrome, check_icrc))
+		return 1;
 	if (w->gro_buf) {
 		iov.iov_base = w->gro_buf;
 		iov.iov_len = WIRE_GRO_BUF;
