@@ -643,13 +643,7 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
 int model_wire_queue(struct model_wire *w, const struct roce_l3 *l3,
 		     const uint8_t *tp, size_t tlen)
 {
-	if (!w || !w->tx)
-		return model_wire_send(w, l3, tp, tlen);
-	if (!l3 || !tp || l3->family != w->family || !udp_l3_ok(w, l3))
-		return EINVAL;
-	if (tlen > ROCE_MAX_TRANSPORT)	/* nothing we build */
-		return wire_tx_send_now(w->tx, l3, tp, tlen);
-	return wire_tx_add(w->tx, l3, tp, tlen);
+	return model_wire_queue_split(w, l3, tp, tlen, tlen, NULL, 0);
 }
 
 int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
@@ -658,17 +652,21 @@ int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
 {
 	uint8_t pkt[ROCE_MAX_TRANSPORT];
 
-	if (!w || !l3 || !tp || hdr > tlen || (pay_len && !pay))
-		return EINVAL;
-	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
-		return EMSGSIZE;
-	if (w->tx) {
-		if (l3->family != w->family || !udp_l3_ok(w, l3))
+	if (w && w->tx) {
+		if (!l3 || !tp || l3->family != w->family || !udp_l3_ok(w, l3))
 			return EINVAL;
+		if (!pay_len && tlen > ROCE_MAX_TRANSPORT) /* nothing we build */
+			return wire_tx_send_now(w->tx, l3, tp, tlen);
 		return wire_tx_add_split(w->tx, l3, tp, tlen, hdr, pay,
 					 pay_len);
 	}
-	/* (frame and tap ports copy each packet anyway) */
+	if (!pay_len)
+		return model_wire_send(w, l3, tp, tlen);
+	/* Frame and tap ports copy each packet anyway: glued here. */
+	if (!tp || !pay || hdr > tlen)
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
+		return EMSGSIZE;
 	memcpy(pkt, tp, hdr);
 	memcpy(pkt + hdr, pay, pay_len);
 	memcpy(pkt + hdr + pay_len, tp + hdr, tlen - hdr);

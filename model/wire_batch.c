@@ -92,12 +92,10 @@ int wire_tx_add_split(struct wire_tx_batch *b, const struct roce_l3 *l3,
 	}
 	e = &b->ent[b->n++];
 	fill_ent(b, e, l3, tp, tlen);
-	if (pay_len) {
-		e->len = (uint32_t)(tlen + pay_len);
-		e->hdr = (uint32_t)hdr;
-		e->pay = pay;
-		e->pay_len = (uint32_t)pay_len;
-	}
+	e->len = (uint32_t)(tlen + pay_len);
+	e->hdr = (uint32_t)hdr;
+	e->pay = pay;
+	e->pay_len = (uint32_t)pay_len;
 	e->off = (uint32_t)b->used;
 	if (tp != b->buf + b->used)	/* else built in place (slot) */
 		memcpy(b->buf + b->used, tp, tlen);

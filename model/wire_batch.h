@@ -16,10 +16,10 @@
  * copy is the only one. Why the destination QP is part of the key: on
  * loopback the kernel picks the receiving socket of an SO_REUSEPORT
  * group once for the whole GSO datagram, by its first segment
- * (wire_steer.h), so a train must be for one QP to be steered right. QP1 never trains: its
- * MADs are steered by the CM fields they carry (a REQ's service ID, a
- * communication ID's tag), which differ from MAD to MAD. Order is kept:
- * the batch is one FIFO, sent in order.
+ * (wire_steer.h), so a train must be for one QP to be steered right.
+ * QP1 never trains: its MADs are steered by the CM fields they carry (a
+ * REQ's service ID, a communication ID's tag), which differ from MAD to
+ * MAD. Order is kept: the batch is one FIFO, sent in order.
  *
  * IPv4: a GSO datagram split on the way out gets the IDs 0, 1, 2, ...
  * (the first one is Linux's 0 for a DF datagram), and the ICRC covers
