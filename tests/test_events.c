@@ -394,6 +394,26 @@ static void test_spin_sees_fatal(void **state)
 	pair_down(&p);
 }
 
+/* A receiver spinning on poll_cq (the shortcut that compares doorbell
+ * words without the CQ's lock) gets its receive flushed by the very
+ * next poll once its QP is moved to ERR: going to ERR ends the shortcut
+ * at once, not at the next full look. */
+static void test_spin_sees_modify_err(void **state)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	struct pair p;
+
+	(void)state;
+	pair_up(&p, 16, 16);
+	recv_then_spin(&p, B.cq, 70);
+	assert_int_equal(ibv_modify_qp(p.b, &attr, IBV_QP_STATE), 0);
+	assert_int_equal(ibv_poll_cq(B.cq, 1, &wc), 1);
+	assert_int_equal(wc.status, IBV_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.wr_id, 1);
+	pair_down(&p);
+}
+
 /* Wait up to WAIT_MS for B's byte at p to read v, polling B's CQ (for
  * nothing: a WRITE completes no receive) between looks when spin; true
  * when it did. */
@@ -502,6 +522,8 @@ int dp_run_events(void)
 		cmocka_unit_test_teardown(test_one_event_per_completion,
 					  ev_teardown),
 		cmocka_unit_test_teardown(test_spin_sees_fatal, ev_teardown),
+		cmocka_unit_test_teardown(test_spin_sees_modify_err,
+					  ev_teardown),
 		cmocka_unit_test_teardown(test_event_after_spin, ev_teardown),
 		cmocka_unit_test(test_write_after_spin),
 		cmocka_unit_test_teardown(test_burst_without_polls,

@@ -6,6 +6,7 @@
 #ifndef ERNIC_H
 #define ERNIC_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -145,10 +146,9 @@ struct ernic_cq {
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */
 	int nqp;			/* QPs using it, under dev->lock */
-	pthread_spinlock_t lock;	/* qps, roles, cursor */
-	/* The QPs reporting here, by QP number, and in which role. */
+	pthread_spinlock_t lock;	/* qps, cursor */
+	/* The QPs reporting here (in one role or both), by QP number. */
 	struct ernic_qp *qps[ERNIC_C_NUM_QP_MAX + 1];
-	uint8_t roles[ERNIC_C_NUM_QP_MAX + 1];
 	/* Which of them may have something to report, per role (send 0,
 	 * receive 1): bit n is set by post_send / post_recv of QP n under
 	 * its sq_lock / rq_lock, and cleared by poll_cq under the same lock
@@ -157,7 +157,14 @@ struct ernic_cq {
 	_Atomic uint64_t active[2][ERNIC_CQ_WORDS];
 	_Atomic uint32_t nwords;	/* of them its QPs have needed */
 	uint32_t cursor;		/* bit looked at first */
-	uint32_t quiet_polls;		/* empty polls in a row */
+	_Atomic uint32_t quiet_polls;	/* empty polls in a row */
+	/* Per role and bit as active: the doorbell words at which a look
+	 * under the queue's lock last found nothing to report, or
+	 * ERNIC_QUIET_NONE (ernic_quiet_set). Kept here, not in the QP, so
+	 * that a spinning poll compares them without the CQ's lock
+	 * (ernic_poll.c cq_spin): the CQ and the doorbell pool outlive
+	 * every QP attached. */
+	_Atomic uint64_t quiet[2][ERNIC_CQ_WORDS * 64];
 	/* Empty polls lent their thread to the IP (ernic_cq_lend) since
 	 * the IP last heard that polling ended (ernic_cq_polled). */
 	_Atomic bool lent;
@@ -196,8 +203,8 @@ struct ernic_rsg {
 
 /* ernic_qp_check_fatal's state, per queue. */
 #define ERNIC_FATAL_POLLS 64u		/* a power of 2 */
-#define ERNIC_QUIET_NONE UINT64_MAX	/* sq_quiet, rq_quiet: not quiet */
-#define ERNIC_QUIET_POLLS 16u		/* empty polls per full look */
+#define ERNIC_QUIET_NONE UINT64_MAX	/* ernic_cq.quiet: not quiet */
+#define ERNIC_QUIET_POLLS 64u		/* empty polls per full look */
 struct ernic_fatal_watch {
 	uint64_t next_ns;		/* no register read before */
 	uint32_t polls;			/* calls, for the clock */
@@ -254,10 +261,6 @@ struct ernic_qp {
 	bool sq_flushing;		/* device done: retire by software */
 	bool sq_skip;			/* drop slots up to the next LAST */
 	struct ernic_fatal_watch sq_watch; /* STATQP looks while idle */
-	/* The CQ write index at which a poll last found nothing to report,
-	 * ERNIC_QUIET_NONE after it found something (ernic_poll.c
-	 * quiet_still). Written under sq_lock, read under the CQ's lock. */
-	_Atomic uint64_t sq_quiet;
 	uint32_t qx_start;		/* sq_pi at wr_start */
 	int qx_err;			/* first error of the batch */
 	bool qx_flush;			/* batch posted to a QP in error */
@@ -284,8 +287,6 @@ struct ernic_qp {
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
 	struct ernic_fatal_watch rq_watch;
-	/* As sq_quiet: the RQ write pointer | IMMQ write pointer << 32. */
-	_Atomic uint64_t rq_quiet;
 	_Atomic uint32_t pmtu;		/* path MTU in bytes, 0 before RTR */
 
 	/* Events, under dev->ev_lock. */
@@ -461,23 +462,40 @@ static inline volatile uint32_t *ernic_rq_db_va(struct ernic_dev *dev,
  * so what it wrote before them (CQEs, RQ elements, RXLEN, IMMQ entries)
  * is visible; on a non-coherent bus the word is invalidated first. What
  * software writes for the IP is released, and cleaned after. */
-static inline uint32_t ernic_db_load(struct ernic_access *acc,
-				     const volatile uint32_t *p)
+static inline uint32_t ernic_db_word(const volatile uint32_t *p)
 {
-	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_FROM_DEVICE);
 	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)p,
 				    memory_order_acquire);
 }
 
-/* The IP's RQ and IMMQ write pointers in one word: RQ | IMMQ << 32. */
-static inline uint64_t ernic_rq_wptrs(struct ernic_dev *dev,
-				      const struct ernic_qp *qp)
+static inline uint32_t ernic_db_load(struct ernic_access *acc,
+				     const volatile uint32_t *p)
 {
-	volatile uint32_t *db = ernic_rq_db_va(dev, qp->idx);
+	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_FROM_DEVICE);
+	return ernic_db_word(p);
+}
 
-	return ernic_db_load(dev->acc, &db[ERNIC_RQDB_WPTR / 4]) |
-	       (uint64_t)ernic_db_load(dev->acc,
-				       &db[ERNIC_RQDB_IMMQ_WPTR / 4]) << 32;
+/* The IP's RQ and IMMQ write pointers of QP qpn in one word:
+ * RQ | IMMQ << 32; sync: invalidated first (a non-coherent bus). */
+static inline uint64_t ernic_rq_wptrs_sync(struct ernic_dev *dev,
+					   uint32_t qpn, bool sync)
+{
+	volatile uint32_t *db = ernic_rq_db_va(dev, qpn);
+	uint64_t rq;
+
+	static_assert(ERNIC_RQDB_IMMQ_WPTR == ERNIC_RQDB_WPTR + 4,
+		      "one sync covers both words");
+	if (sync)
+		ernic_dma_sync(dev->acc, (const void *)&db[ERNIC_RQDB_WPTR / 4],
+			       8, ERNIC_DMA_FROM_DEVICE);
+	/* the RQ pointer first (acquire: the IMMQ pointer is read after) */
+	rq = ernic_db_word(&db[ERNIC_RQDB_WPTR / 4]);
+	return rq | (uint64_t)ernic_db_word(&db[ERNIC_RQDB_IMMQ_WPTR / 4]) << 32;
+}
+
+static inline uint64_t ernic_rq_wptrs(struct ernic_dev *dev, uint32_t qpn)
+{
+	return ernic_rq_wptrs_sync(dev, qpn, true);
 }
 
 static inline void ernic_db_store(struct ernic_access *acc,
@@ -583,6 +601,9 @@ void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp);
 int ernic_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
 /* The same with cq->lock held by the caller. */
 int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc);
+/* A spin on queues that have not moved since a look under cq->lock
+ * found nothing: nothing to report. Caller does not hold the lock. */
+bool ernic_cq_quiet(struct ernic_cq *cq);
 /* While QP work is outstanding and nothing moves: has the IP put the QP
  * into FATAL (STATQPi)? Looks at the clock once in ERNIC_FATAL_POLLS
  * calls, and at the register at most once a millisecond per watch. */
@@ -706,6 +727,47 @@ static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
 				 UINT64_C(1) << (b % 64), memory_order_relaxed);
 }
 
+/* The quiet word of qp's queue in role ERNIC_CQ_SEND or _RECV, in the CQ
+ * it reports to: the CQ write index, or the RQ write pointer | IMMQ
+ * write pointer << 32. */
+static inline _Atomic uint64_t *ernic_quiet(const struct ernic_qp *qp,
+					    uint32_t role)
+{
+	const struct ibv_qp *q = &qp->vqp.qp;
+
+	return &to_ecq(role == ERNIC_CQ_SEND ? q->send_cq : q->recv_cq)
+			->quiet[role - 1][qp->idx - ERNIC_FIRST_RC_QP];
+}
+
+/* A look at qp's queue in role found nothing to report at doorbell
+ * words v (or found something: ERNIC_QUIET_NONE). A QP in error is
+ * never quiet: against ernic_qp_set_err, either this sees err or its
+ * NONE comes after v (both sequentially consistent). Caller holds the
+ * queue's lock. */
+static inline void ernic_quiet_set(const struct ernic_qp *qp, uint32_t role,
+				   uint64_t v)
+{
+	_Atomic uint64_t *q = ernic_quiet(qp, role);
+
+	if (v == ERNIC_QUIET_NONE) {
+		atomic_store_explicit(q, v, memory_order_relaxed);
+		return;
+	}
+	atomic_store(q, v);
+	if (atomic_load(&qp->err))
+		atomic_store_explicit(q, ERNIC_QUIET_NONE,
+				      memory_order_relaxed);
+}
+
+/* qp is in error: everything outstanding is to be reported or flushed,
+ * so no poll may pass its queues by (ernic_quiet_set). */
+static inline void ernic_qp_set_err(struct ernic_qp *qp)
+{
+	atomic_store(&qp->err, true);
+	atomic_store(ernic_quiet(qp, ERNIC_CQ_SEND), ERNIC_QUIET_NONE);
+	atomic_store(ernic_quiet(qp, ERNIC_CQ_RECV), ERNIC_QUIET_NONE);
+}
+
 /* No QP has anything outstanding on cq, so no completion can be there
  * and a poll may say so without the CQ's lock: a post racing with it
  * sets its bit before its doorbell, and the poll is ordered before it. */
@@ -713,9 +775,13 @@ static inline bool ernic_cq_idle(struct ernic_cq *cq)
 {
 	const uint32_t nw = atomic_load_explicit(&cq->nwords,
 						 memory_order_relaxed);
-	uint64_t any = 0;
+	/* word 0 is there (and 0) even before a QP is attached */
+	uint64_t any = atomic_load_explicit(&cq->active[0][0],
+					    memory_order_relaxed) |
+		       atomic_load_explicit(&cq->active[1][0],
+					    memory_order_relaxed);
 
-	for (uint32_t w = 0; w < nw; w++)
+	for (uint32_t w = 1; w < nw; w++)
 		any |= atomic_load_explicit(&cq->active[0][w],
 					    memory_order_relaxed) |
 		       atomic_load_explicit(&cq->active[1][w],

@@ -172,7 +172,10 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 		atomic_store_explicit(&cq->nwords, words,
 				      memory_order_relaxed);
 	cq->qps[qp->idx] = qp;
-	cq->roles[qp->idx] |= (uint8_t)roles;
+	for (uint32_t r = 0; r < 2; r++)
+		if (roles & (1u << r))
+			atomic_store(&cq->quiet[r][qp->idx - ERNIC_FIRST_RC_QP],
+				     ERNIC_QUIET_NONE);
 	pthread_spin_unlock(&cq->lock);
 }
 
@@ -182,9 +185,10 @@ void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 
 	pthread_spin_lock(&cq->lock);
 	cq->qps[qp->idx] = NULL;
-	cq->roles[qp->idx] = 0;
-	for (int r = 0; r < 2; r++)
+	for (int r = 0; r < 2; r++) {
 		atomic_fetch_and(&cq->active[r][b / 64],
 				 ~(UINT64_C(1) << (b % 64)));
+		atomic_store(&cq->quiet[r][b], ERNIC_QUIET_NONE);
+	}
 	pthread_spin_unlock(&cq->lock);
 }

@@ -34,25 +34,30 @@ static int step(struct ibv_cq_ex *cqx)
 static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
 	struct ernic_cq *cq = ex_to_ecq(cqx);
+	bool lent;
 	int ret;
 
 	if (attr->comp_mask)
 		return ernic_refuse(EINVAL, "start_poll: comp_mask 0x%x",
 				    attr->comp_mask);
+	/* as ernic_poll_cq */
 	if (ernic_cq_idle(cq))
-		return ENOENT;	/* as ernic_poll_cq */
+		return ENOENT;
+	lent = ernic_cq_quiet(cq);
+	if (lent && !ernic_cq_lend(cq))
+		return ENOENT;
 	pthread_spin_lock(&cq->lock);
 	ret = step(cqx);
-	if (ret) {
+	if (ret && !lent) {
 		pthread_spin_unlock(&cq->lock);
 		/* as ernic_poll_cq: the IP may use our thread, look again */
 		if (!ernic_cq_lend(cq))
 			return ret;
 		pthread_spin_lock(&cq->lock);
 		ret = step(cqx);
-		if (ret)
-			pthread_spin_unlock(&cq->lock);
 	}
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
 	return ret;
 }
 

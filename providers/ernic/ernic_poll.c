@@ -16,17 +16,14 @@
 #include "ernic.h"
 #include "ernic_time.h"
 
-/* Table 2-2 / Table 2-1 OPCODE -> work completion opcode */
-static const struct {
-	bool ok;
-	enum ibv_wc_opcode wc;
-} cqe_op[] = {
-	[ERNIC_OP_RDMA_WRITE] = { true, IBV_WC_RDMA_WRITE },
-	[ERNIC_OP_RDMA_WRITE_IMM] = { true, IBV_WC_RDMA_WRITE },
-	[ERNIC_OP_SEND] = { true, IBV_WC_SEND },
-	[ERNIC_OP_SEND_IMM] = { true, IBV_WC_SEND },
-	[ERNIC_OP_RDMA_READ] = { true, IBV_WC_RDMA_READ },
-	[ERNIC_OP_SEND_INV] = { true, IBV_WC_SEND },
+/* Table 2-1 OPCODE of a posted WQE (swqe) -> work completion opcode */
+static const enum ibv_wc_opcode wqe_wc_op[] = {
+	[ERNIC_OP_RDMA_WRITE] = IBV_WC_RDMA_WRITE,
+	[ERNIC_OP_RDMA_WRITE_IMM] = IBV_WC_RDMA_WRITE,
+	[ERNIC_OP_SEND] = IBV_WC_SEND,
+	[ERNIC_OP_SEND_IMM] = IBV_WC_SEND,
+	[ERNIC_OP_RDMA_READ] = IBV_WC_RDMA_READ,
+	[ERNIC_OP_SEND_INV] = IBV_WC_SEND,
 };
 
 /* STATQPi NAK syndrome (AETH syndrome, 7 bits) -> status; first match. */
@@ -51,13 +48,6 @@ static enum ibv_wc_status syndrome_status(uint32_t syn)
 	return IBV_WC_GENERAL_ERR;
 }
 
-static enum ibv_wc_opcode wc_opcode(uint32_t op, const struct ernic_swqe *sw)
-{
-	if (op >= sizeof(cqe_op) / sizeof(cqe_op[0]) || !cqe_op[op].ok)
-		op = sw->opcode;
-	return cqe_op[op].wc;
-}
-
 bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 			  struct ernic_fatal_watch *w)
 {
@@ -79,7 +69,7 @@ bool ernic_qp_check_fatal(struct ernic_dev *dev, struct ernic_qp *qp,
 		return false;
 	if (!atomic_load(&qp->fatal_ns))
 		atomic_store(&qp->fatal_ns, now);
-	atomic_store(&qp->err, true);
+	ernic_qp_set_err(qp);
 	return true;
 }
 
@@ -96,40 +86,35 @@ static bool fatal_settled(struct ernic_qp *qp)
 	return !t || ernic_mono_ns() - t >= 1000000u;
 }
 
-/* The CQE at sq_ci. Returns 1 when it makes a work completion. */
-static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
-		  struct ibv_wc *wc)
+/* sq_cqe for all but a plain success: a CQE out of place or in error, a
+ * READ (its data invalidated, or scattered from staging), a bounce
+ * buffer to free. sq_ci has moved past slot. */
+static int __attribute__((noinline))
+sq_cqe_slow(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
+	    uint32_t slot, uint32_t cqe)
 {
-	const uint32_t slot = qp->sq_ci;
 	const struct ernic_swqe *sw = &qp->swqe[slot];
+	const uint32_t wrid = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint32_t cqe;
-	uint32_t wrid, op, syn;
+	uint32_t syn;
 
-	ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
-		       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
-	cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
-	wrid = ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe);
-	op = ERNIC_FIELD_GET(ERNIC_CQE_OPCODE, cqe);
 	/* A READ's data is in DDR once its CQE is (non-coherent DMA). */
 	if (sw->read_len)
 		ernic_dma_sync(dev->acc, (const void *)(uintptr_t)sw->read_va,
 			       sw->read_len, ERNIC_DMA_FROM_DEVICE);
-
 	if (wrid != slot)
 		ernic_log("QP %u: CQE %u has WRID %u", qp->idx, slot, wrid);
-	qp->sq_ci = ernic_ring_next(slot, qp->sq_depth);
 	if (ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe)) {
 		/* Error completions are reported signaled or not. */
 		syn = ERNIC_FIELD_GET(ERNIC_STATQP_NAK_SYNDROME,
 				      ernic_rd(dev->acc,
 					       ERNIC_QP(qp->idx, ERNIC_STATQP)));
-		atomic_store(&qp->err, true);
+		ernic_qp_set_err(qp);
 		qp->sq_flushing = true;
 		/* The rest of this request is not reported again. */
 		qp->sq_skip = !(sw->flags & ERNIC_SWQE_LAST);
 		ernic_wc_fill(wc, qp, sw->wr_id, syndrome_status(syn),
-			      wc_opcode(op, sw), 0);
+			      wqe_wc_op[sw->opcode], 0);
 		wc->vendor_err = syn;
 		if (qp->bounce && qp->bounce[slot])
 			ernic_bounce_put(dev, qp, slot, qp->sq_ci);
@@ -145,8 +130,34 @@ static int sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp,
 		    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED) &&
 	    st == IBV_WC_SUCCESS)
 		return 0;
-	ernic_wc_fill(wc, qp, sw->wr_id, st, wc_opcode(op, sw),
+	ernic_wc_fill(wc, qp, sw->wr_id, st, wqe_wc_op[sw->opcode],
 		      st == IBV_WC_SUCCESS ? sw->length : 0);
+	return 1;
+}
+
+/* The CQE at sq_ci. Returns 1 when it makes a work completion. The
+ * work completion's opcode is the one posted (swqe): a CQE of another
+ * WQE is caught by its WRID. */
+static inline __attribute__((always_inline)) int
+sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc)
+{
+	const uint32_t slot = qp->sq_ci;
+	const struct ernic_swqe *sw = &qp->swqe[slot];
+	uint32_t cqe;
+
+	ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
+		       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
+	cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
+	qp->sq_ci = ernic_ring_next(slot, qp->sq_depth);
+	if (ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe) != slot ||
+	    ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe) || sw->read_len ||
+	    sw->nsg || (qp->bounce && qp->bounce[slot]))
+		return sq_cqe_slow(dev, qp, wc, slot, cqe);
+	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
+	    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED))
+		return 0;
+	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_SUCCESS,
+		      wqe_wc_op[sw->opcode], sw->length);
 	return 1;
 }
 
@@ -167,7 +178,7 @@ static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		return 0;
 	}
 	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_WR_FLUSH_ERR,
-		      cqe_op[sw->opcode].wc, 0);
+		      wqe_wc_op[sw->opcode], 0);
 	return 1;
 }
 
@@ -221,7 +232,7 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 			break;
 		qp->sq_flushing = true;
 	}
-	atomic_store_explicit(&qp->sq_quiet, quiet, memory_order_relaxed);
+	ernic_quiet_set(qp, ERNIC_CQ_SEND, quiet);
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
 		n += sq_flush_one(dev, qp, &wc[n]);
 	/* WQEs held back for max_rd_atomic: completed READs free room. */
@@ -233,19 +244,20 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 
 /*
  * A spinning poll's shortcut: the queue's doorbell words are where the
- * last look under its lock found nothing to report (sq_quiet, rq_quiet:
- * a completion moves them; whatever else moves the consumer indices
- * resets them) and the QP is not in error. One poll in ERNIC_QUIET_POLLS
- * looks anyway, for the fatal watch. Caller holds cq->lock (qp lives).
+ * last look under its lock found nothing to report (cq->quiet: a
+ * completion moves the words; whatever else moves the consumer indices,
+ * or puts the QP in error, resets the snapshot). One poll in
+ * ERNIC_QUIET_POLLS looks anyway, for the fatal watch.
  */
-static bool quiet_still(uint64_t word, const _Atomic uint64_t *quiet,
-			const struct ernic_qp *qp)
+static inline bool quiet_still(const struct ernic_cq *cq, uint32_t role,
+			       uint32_t b, uint64_t word)
 {
-	return word == atomic_load_explicit(quiet, memory_order_relaxed) &&
-	       !atomic_load_explicit(&qp->err, memory_order_relaxed);
+	return word == atomic_load_explicit(&cq->quiet[role - 1][b],
+					    memory_order_relaxed);
 }
 
-/* QP 2 + b's part of a poll, in the roles whose bits are set in busy;
+/* QP 2 + b's part of a poll, in the roles whose bits are set in busy
+ * (an active bit is set only in the CQ of its role: ernic_cq_busy);
  * a queue found idle leaves the CQ's active set. look: no shortcut
  * (quiet_still). Caller holds cq->lock. */
 static inline __attribute__((always_inline)) int
@@ -259,11 +271,10 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 
 	if (!qp)
 		return 0;
-	if ((busy & ERNIC_CQ_SEND) && (cq->roles[qpn] & ERNIC_CQ_SEND) &&
+	if ((busy & ERNIC_CQ_SEND) &&
 	    (look ||
-	     !quiet_still(ernic_db_load(dev->acc,
-					ernic_cq_db_va(dev, qp->idx)),
-			  &qp->sq_quiet, qp))) {
+	     !quiet_still(cq, ERNIC_CQ_SEND, b,
+			  ernic_db_load(dev->acc, ernic_cq_db_va(dev, qpn))))) {
 		pthread_spin_lock(&qp->sq_lock);
 		if (qp->sq_ci != qp->sq_pi)
 			n += sq_poll(dev, qp, wc, max);
@@ -274,9 +285,9 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 						  ~bit, memory_order_relaxed);
 		pthread_spin_unlock(&qp->sq_lock);
 	}
-	if ((busy & ERNIC_CQ_RECV) && (cq->roles[qpn] & ERNIC_CQ_RECV) &&
-	    n < max &&
-	    (look || !quiet_still(ernic_rq_wptrs(dev, qp), &qp->rq_quiet, qp))) {
+	if ((busy & ERNIC_CQ_RECV) && n < max &&
+	    (look ||
+	     !quiet_still(cq, ERNIC_CQ_RECV, b, ernic_rq_wptrs(dev, qpn)))) {
 		pthread_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
@@ -287,9 +298,13 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	return n;
 }
 
-static unsigned int busy_roles(uint64_t s, uint64_t r, uint64_t bit)
+/* Roles of bit b (of its word) set in s (send) and r (receive). */
+static inline unsigned int busy_roles(uint64_t s, uint64_t r, uint32_t b)
 {
-	return ((s & bit) ? ERNIC_CQ_SEND : 0) | ((r & bit) ? ERNIC_CQ_RECV : 0);
+	static_assert(ERNIC_CQ_SEND == 1 && ERNIC_CQ_RECV == 2,
+		      "roles are the bit positions");
+	return (unsigned int)((s >> b) & 1) |
+	       (unsigned int)((r >> b) & 1) << 1;
 }
 
 /* QPs 2..65 (one word): the busy ones in turn from the cursor's bit,
@@ -308,14 +323,21 @@ cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne, bool look,
 
 	if (!any)
 		return 0;
+	if (!(any & (any - 1))) {
+		/* one busy QP (the common case): no rotation */
+		const uint32_t b = (uint32_t)__builtin_ctzll(any);
+
+		cq->cursor = b + 1;
+		return qp_poll(dev, cq, b, busy_roles(s, r, b), look, wc, ne);
+	}
 	any = b0 ? any >> b0 | any << (64 - b0) : any;
 	cq->cursor = ((uint32_t)__builtin_ctzll(any) + b0 + 1) % 64;
 	do {
 		const uint32_t b = ((uint32_t)__builtin_ctzll(any) + b0) % 64;
 
 		any &= any - 1;
-		n += qp_poll(dev, cq, b, busy_roles(s, r, UINT64_C(1) << b),
-			     look, &wc[n], ne - n);
+		n += qp_poll(dev, cq, b, busy_roles(s, r, b), look, &wc[n],
+			     ne - n);
 	} while (any && n < ne);
 	return n;
 }
@@ -356,7 +378,7 @@ cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 			if (first == UINT32_MAX)
 				first = w * 64 + b;
 			n += qp_poll(dev, cq, w * 64 + b,
-				     busy_roles(s[w], r[w], UINT64_C(1) << b),
+				     busy_roles(s[w], r[w], b),
 				     look, &wc[n], ne - n);
 		}
 	}
@@ -365,24 +387,35 @@ cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 	return n;
 }
 
+/* A look under the lock is due: the first empty poll after one that
+ * found something, and one in ERNIC_QUIET_POLLS (the fatal watch). */
+static inline bool look_due(uint32_t quiet_polls)
+{
+	return quiet_polls % ERNIC_QUIET_POLLS == 0;
+}
+
 static inline __attribute__((always_inline)) int
 cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	const uint32_t nw = atomic_load_explicit(&cq->nwords,
+						 memory_order_relaxed);
 	/* Only QPs with something outstanding are looked at: nothing at all
 	 * is an empty poll whatever the number of QPs. The next poll starts
 	 * after the first QP this one looked at, so that none starves the
 	 * others. The shortcut is for a spin: not on the first empty poll,
 	 * nor on every one. */
-	const bool look = cq->quiet_polls == 0 ||
-			  cq->quiet_polls % ERNIC_QUIET_POLLS == 0;
+	const uint32_t quiet = atomic_load_explicit(&cq->quiet_polls,
+						    memory_order_relaxed);
+	const bool look = look_due(quiet);
 	int n;
 
-	if (cq->nwords == 1)
+	if (nw == 1)
 		n = cq_poll_word(dev, cq, ne, look, wc);
 	else
-		n = cq->nwords ? cq_poll_words(dev, cq, ne, look, wc) : 0;
-	cq->quiet_polls = n ? 0 : cq->quiet_polls + 1;
+		n = nw ? cq_poll_words(dev, cq, ne, look, wc) : 0;
+	atomic_store_explicit(&cq->quiet_polls, n ? 0 : quiet + 1,
+			      memory_order_relaxed);
 	return n;
 }
 
@@ -391,19 +424,86 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	return cq_poll(cq, ne, wc);
 }
 
-/* poll_cq when something is outstanding: under the CQ's lock, then, if
- * nothing was there, after lending the thread to an IP that runs on the
- * CPU (ernic_cq_lend), telling that IP when polling is over for now
- * (ernic_cq_polled). */
+/* words_quiet for word w of the active sets. */
+static inline __attribute__((always_inline)) bool
+word_quiet(struct ernic_dev *dev, const struct ernic_cq *cq, uint32_t w,
+	   bool sync)
+{
+	uint64_t s = atomic_load_explicit(&cq->active[0][w],
+					  memory_order_relaxed);
+	uint64_t r = atomic_load_explicit(&cq->active[1][w],
+					  memory_order_relaxed);
+
+	for (; s; s &= s - 1) {
+		const uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(s);
+		volatile uint32_t *db = ernic_cq_db_va(dev,
+						       b + ERNIC_FIRST_RC_QP);
+
+		if (!quiet_still(cq, ERNIC_CQ_SEND, b,
+				 sync ? ernic_db_load(dev->acc, db) :
+					ernic_db_word(db)))
+			return false;
+	}
+	for (; r; r &= r - 1) {
+		const uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(r);
+
+		if (!quiet_still(cq, ERNIC_CQ_RECV, b,
+				 ernic_rq_wptrs_sync(dev, b + ERNIC_FIRST_RC_QP,
+						     sync)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A spin's look before the CQ's lock: every busy queue's doorbell words
+ * are where the last look under its lock found nothing to report, so
+ * nothing is there (true). It reads only the CQ and the doorbell pool,
+ * which outlive every QP: a QP destroyed meanwhile has at worst its old
+ * words compared, and its bits are gone at the next look. sync:
+ * invalidate the words first (a non-coherent bus); else it calls
+ * nothing.
+ */
+static inline __attribute__((always_inline)) bool
+words_quiet(struct ernic_dev *dev, const struct ernic_cq *cq, bool sync)
+{
+	const uint32_t nw = atomic_load_explicit(&cq->nwords,
+						 memory_order_relaxed);
+
+	for (uint32_t w = 0; w < nw; w++)
+		if (!word_quiet(dev, cq, w, sync))
+			return false;
+	return true;
+}
+
+bool ernic_cq_quiet(struct ernic_cq *cq)
+{
+	const uint32_t quiet = atomic_load_explicit(&cq->quiet_polls,
+						    memory_order_relaxed);
+	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+
+	if (look_due(quiet) ||
+	    !words_quiet(dev, cq, dev->acc->ops->dma_sync != NULL))
+		return false;
+	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
+			      memory_order_relaxed);
+	return true;
+}
+
+/* poll_cq's look under the CQ's lock; if it found nothing and the thread
+ * was not lent yet, it is lent to an IP that runs on the CPU
+ * (ernic_cq_lend) and the poll looks once more if the IP took something.
+ * A poll that found something tells that IP when polling is over for
+ * now (ernic_cq_polled). */
 static int __attribute__((noinline))
-poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
 {
 	int n;
 
 	pthread_spin_lock(&cq->lock);
 	n = cq_poll(cq, ne, wc);
 	pthread_spin_unlock(&cq->lock);
-	if (!n && ernic_cq_lend(cq)) {
+	if (!n && !lent && ernic_cq_lend(cq)) {
 		pthread_spin_lock(&cq->lock);
 		n = cq_poll(cq, ne, wc);
 		pthread_spin_unlock(&cq->lock);
@@ -411,6 +511,54 @@ poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	if (n)
 		ernic_cq_polled(cq);
 	return n;
+}
+
+/* A spin on queues that have not moved: the thread goes to the IP, and
+ * the poll looks only if the IP took something. */
+static int __attribute__((noinline))
+poll_lent(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	if (!ernic_cq_lend(cq))
+		return 0;
+	return poll_look(cq, ne, wc, true);
+}
+
+/* The tail calls of poll_busy for a spin (sync: a non-coherent bus): a
+ * spin on queues that have not moved (words_quiet) is counted and lent. */
+static inline __attribute__((always_inline)) int
+poll_spin(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+	  struct ibv_wc *wc, uint32_t quiet, bool sync)
+{
+	if (!words_quiet(dev, cq, sync))
+		return poll_look(cq, ne, wc, false);
+	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
+			      memory_order_relaxed);
+	return poll_lent(cq, ne, wc);
+}
+
+static int __attribute__((noinline))
+poll_spin_sync(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+	       struct ibv_wc *wc, uint32_t quiet)
+{
+	return poll_spin(dev, cq, ne, wc, quiet, true);
+}
+
+/* poll_cq when something is outstanding: a look under the lock when one
+ * is due, else the spin's shortcut (words_quiet). Only tail calls, so
+ * that a hit pays no frame here. */
+static int __attribute__((noinline))
+poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+{
+	const uint32_t quiet = atomic_load_explicit(&cq->quiet_polls,
+						    memory_order_relaxed);
+	struct ernic_dev *dev;
+
+	if (look_due(quiet))
+		return poll_look(cq, ne, wc, false);
+	dev = ctx_dev(cq->vcq.cq.context);
+	if (dev->acc->ops->dma_sync)
+		return poll_spin_sync(dev, cq, ne, wc, quiet);
+	return poll_spin(dev, cq, ne, wc, quiet, false);
 }
 
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)

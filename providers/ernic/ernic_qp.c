@@ -142,8 +142,6 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 
 	if (!qp)
 		return NULL;
-	atomic_init(&qp->sq_quiet, ERNIC_QUIET_NONE);
-	atomic_init(&qp->rq_quiet, ERNIC_QUIET_NONE);
 	/* Rings hold depth - 1 entries: producer == consumer means empty. */
 	qp->sq_depth = cap->max_send_wr + 1;
 	qp->rwqe_depth = cap->max_recv_wr + 1;
@@ -490,7 +488,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
 		qp->rd_inflight = qp->rd_limit = qp->rd_unrung = 0;
 		qp->sq_flushing = qp->sq_skip = false;
-		atomic_store(&qp->sq_quiet, ERNIC_QUIET_NONE);
+		ernic_quiet_set(qp, ERNIC_CQ_SEND, ERNIC_QUIET_NONE);
 		pthread_spin_unlock(&qp->sq_lock);
 		pthread_spin_lock(&qp->rq_lock);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
@@ -499,13 +497,13 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->rq_ev_seen = qp->immq_ev_wp = 0;
 		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
-		atomic_store(&qp->rq_quiet, ERNIC_QUIET_NONE);
+		ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
 		pthread_spin_unlock(&qp->rq_lock);
 		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);
 		atomic_store(&qp->fatal_ns, 0);
 	} else if (next == IBV_QPS_ERR) {
-		atomic_store(&qp->err, true);
+		ernic_qp_set_err(qp);
 	} else if (next == IBV_QPS_RTS) {
 		/* IBTA: max_rd_atomic 0 would let no READ ever go; one. */
 		pthread_spin_lock(&qp->sq_lock);

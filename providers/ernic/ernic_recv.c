@@ -459,8 +459,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	*solicited = false;
 	pthread_spin_lock(&qp->rq_lock);
 	/* what it consumes, poll_cq's shortcut has not seen (quiet_still) */
-	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
-			      memory_order_relaxed);
+	ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
 	start = qp->rq_ci;
 	rx_view_init(dev, qp, &v);
 	if (!rq_pointers(&v, qp, &wp, &iwp) || atomic_load(&qp->err)) {
@@ -545,16 +544,14 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	/* A receiver's spin: the IP's write pointers where the last poll
 	 * left them (valid by construction) and the QP well have nothing to
 	 * report; what follows would find the same at greater cost. */
-	wptrs = ernic_rq_wptrs(dev, qp);
+	wptrs = ernic_rq_wptrs(dev, qp->idx);
 	if (wptrs == (qp->rq_ci | (uint64_t)qp->immq_ci << 32) &&
 	    !atomic_load(&qp->err) &&
 	    !ernic_qp_check_fatal(dev, qp, &qp->rq_watch)) {
-		atomic_store_explicit(&qp->rq_quiet, wptrs,
-				      memory_order_relaxed);
+		ernic_quiet_set(qp, ERNIC_CQ_RECV, wptrs);
 		return 0;
 	}
-	atomic_store_explicit(&qp->rq_quiet, ERNIC_QUIET_NONE,
-			      memory_order_relaxed);
+	ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
 	rx_view_init(dev, qp, &v);
 	/* What the IP had published at that load (RQ pointer first, so
 	 * every element below wp has its IMMQ entry below iwp); what comes

@@ -116,6 +116,7 @@ struct world {
 	struct ernic_dev *dev;
 	struct ernic_context *ctx;
 	struct ernic_cq *cq;
+	struct ernic_cq *cq2;		/* flags & 2: the QP's recv_cq */
 	struct ernic_qp *qp;
 	void *maps[DEPTH + 4];
 	size_t map_lens[DEPTH + 4];
@@ -144,9 +145,15 @@ static void build(struct world *w, struct in *in)
 	w->dev = calloc(1, sizeof(*w->dev));
 	w->ctx = calloc(1, sizeof(*w->ctx));
 	w->cq = calloc(1, sizeof(*w->cq));
+	w->cq2 = calloc(1, sizeof(*w->cq2));
 	w->qp = qp = calloc(1, sizeof(*qp));
-	if (!w->dev || !w->ctx || !w->cq || !qp)
+	if (!w->dev || !w->ctx || !w->cq || !w->cq2 || !qp)
 		abort();
+	/* as ernic_cq_attach: no queue is quiet yet */
+	for (n = 0; n < 2 * ERNIC_ARRAY_SIZE(w->cq->quiet[0]); n++) {
+		atomic_init(&w->cq->quiet[n % 2][n / 2], ERNIC_QUIET_NONE);
+		atomic_init(&w->cq2->quiet[n % 2][n / 2], ERNIC_QUIET_NONE);
+	}
 	w->dev->acc = &w->acc.base;
 	w->dev->conf.c_num_qp = 4;
 	w->dev->dbpool.va = wmem(w, 4 * ERNIC_DB_STRIDE);
@@ -171,9 +178,10 @@ static void build(struct world *w, struct in *in)
 	atomic_init(&qp->err, (flags & 1) != 0);
 	atomic_init(&qp->pmtu, 256u << (take(in, 1) % 5));
 	qp->vqp.qp.send_cq = &w->cq->vcq.cq;
-	qp->vqp.qp.recv_cq = (flags & 2) ? NULL : &w->cq->vcq.cq;
+	/* flags & 2: another recv_cq (ernic_rq_poll's sq_settled); the
+	 * receive side is still polled through w->cq */
+	qp->vqp.qp.recv_cq = (flags & 2) ? &w->cq2->vcq.cq : &w->cq->vcq.cq;
 	w->cq->qps[QPN] = qp;
-	w->cq->roles[QPN] = ERNIC_CQ_SEND | ERNIC_CQ_RECV;
 	w->cq->nwords = 1;
 	ernic_cq_busy(w->cq, ERNIC_CQ_SEND, QPN);
 	ernic_cq_busy(w->cq, ERNIC_CQ_RECV, QPN);
@@ -310,6 +318,7 @@ static void teardown(struct world *w)
 	free(w->qp->rwqe);
 	free(w->qp);
 	free(w->cq);
+	free(w->cq2);
 	free(w->ctx);
 	free(w->dev);
 }
