@@ -129,10 +129,10 @@ static int drain(struct ibv_cq_ex *cq, struct got *g, int n, int ms)
 
 		if (ret == ENOENT) {
 			/* Nothing: start_poll let go of the CQ's lock. */
-			pthread_spinlock_t *l = &to_ecq(ibv_cq_ex_to_cq(cq))->lock;
+			ernic_spinlock_t *l = &to_ecq(ibv_cq_ex_to_cq(cq))->lock;
 
-			assert_int_equal(pthread_spin_trylock(l), 0);
-			pthread_spin_unlock(l);
+			assert_true(ernic_spin_trylock(l));
+			ernic_spin_unlock(l);
 			usleep(100);
 			continue;
 		}

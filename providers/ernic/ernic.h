@@ -17,6 +17,7 @@
 #include "ernic_conf.h"
 #include "ernic_hw.h"
 #include "ernic_devstate.h"
+#include "ernic_spin.h"
 
 #define ERNIC_MAX_QP_WR 4095		/* QDEPTH fields are 16 bits */
 /* A WQE has one LADDR: more SGEs than one are gathered into (or, for a
@@ -146,7 +147,7 @@ struct ernic_cq {
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */
 	int nqp;			/* QPs using it, under dev->lock */
-	pthread_spinlock_t lock;	/* qps, cursor */
+	ernic_spinlock_t lock;	/* qps, cursor */
 	/* The QPs reporting here (in one role or both), by QP number. */
 	struct ernic_qp *qps[ERNIC_C_NUM_QP_MAX + 1];
 	/* Which of them may have something to report, per role (send 0,
@@ -240,7 +241,7 @@ struct ernic_qp {
 	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and
 	 * not yet retired; the CQ ring is read at sq_ci too (same depth,
 	 * same order). */
-	pthread_spinlock_t sq_lock;
+	ernic_spinlock_t sq_lock;
 	/* Staging, stage_size bytes per SQ slot: inline data and gathered
 	 * SGEs the IP reads, and READ data to scatter (ernic_sge.c). */
 	struct ernic_dma inl;
@@ -269,7 +270,7 @@ struct ernic_qp {
 	/* Receive side, under rq_lock. Receive credits (ernic_recv.c): the
 	 * IP sees RQ elements, and the RX side band message credits, only
 	 * for receives actually posted. */
-	pthread_spinlock_t rq_lock;
+	ernic_spinlock_t rq_lock;
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;

@@ -60,7 +60,7 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 				     "one of this context's", verb);
 		return NULL;
 	}
-	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ernic_spin_init(&cq->lock);
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
@@ -156,7 +156,6 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	ernic_events_cq_gone(dev, cq);
 	if (cq->ev_fd >= 0)
 		close(cq->ev_fd);
-	pthread_spin_destroy(&cq->lock);
 	count_cq(ibcq->context, -1);
 	free(cq);
 	return 0;
@@ -166,7 +165,7 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 {
 	const uint32_t words = (qp->idx - ERNIC_FIRST_RC_QP) / 64 + 1;
 
-	pthread_spin_lock(&cq->lock);
+	ernic_spin_lock(&cq->lock);
 	/* poll_cq reads the words up to the highest QP ever attached */
 	if (words > cq->nwords)
 		atomic_store_explicit(&cq->nwords, words,
@@ -176,19 +175,19 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 		if (roles & (1u << r))
 			atomic_store(&cq->quiet[r][qp->idx - ERNIC_FIRST_RC_QP],
 				     ERNIC_QUIET_NONE);
-	pthread_spin_unlock(&cq->lock);
+	ernic_spin_unlock(&cq->lock);
 }
 
 void ernic_cq_detach(struct ernic_cq *cq, struct ernic_qp *qp)
 {
 	const uint32_t b = qp->idx - ERNIC_FIRST_RC_QP;
 
-	pthread_spin_lock(&cq->lock);
+	ernic_spin_lock(&cq->lock);
 	cq->qps[qp->idx] = NULL;
 	for (int r = 0; r < 2; r++) {
 		atomic_fetch_and(&cq->active[r][b / 64],
 				 ~(UINT64_C(1) << (b % 64)));
 		atomic_store(&cq->quiet[r][b], ERNIC_QUIET_NONE);
 	}
-	pthread_spin_unlock(&cq->lock);
+	ernic_spin_unlock(&cq->lock);
 }

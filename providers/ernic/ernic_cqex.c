@@ -46,18 +46,18 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	lent = ernic_cq_quiet(cq);
 	if (lent && !ernic_cq_lend(cq))
 		return ENOENT;
-	pthread_spin_lock(&cq->lock);
+	ernic_spin_lock(&cq->lock);
 	ret = step(cqx);
 	if (ret && !lent) {
-		pthread_spin_unlock(&cq->lock);
+		ernic_spin_unlock(&cq->lock);
 		/* as ernic_poll_cq: the IP may use our thread, look again */
 		if (!ernic_cq_lend(cq))
 			return ret;
-		pthread_spin_lock(&cq->lock);
+		ernic_spin_lock(&cq->lock);
 		ret = step(cqx);
 	}
 	if (ret)
-		pthread_spin_unlock(&cq->lock);
+		ernic_spin_unlock(&cq->lock);
 	return ret;
 }
 
@@ -70,7 +70,7 @@ static void end_poll(struct ibv_cq_ex *cqx)
 {
 	struct ernic_cq *cq = ex_to_ecq(cqx);
 
-	pthread_spin_unlock(&cq->lock);
+	ernic_spin_unlock(&cq->lock);
 	ernic_cq_polled(cq);	/* as poll_cq */
 }
 

@@ -121,11 +121,11 @@ static void qp_service(struct ernic_dev *dev, struct ernic_qp *qps[32],
 		}
 		/* READs held back for max_rd_atomic go once those before
 		 * them complete, polled or not. */
-		pthread_spin_lock(&qp->sq_lock);
+		ernic_spin_lock(&qp->sq_lock);
 		if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
 		    !atomic_load(&qp->err))
 			ernic_sq_doorbell(dev, qp);
-		pthread_spin_unlock(&qp->sq_lock);
+		ernic_spin_unlock(&qp->sq_lock);
 		cq_fire(to_ecq(qp->vqp.qp.send_cq), false);
 	}
 }
@@ -410,10 +410,10 @@ void ernic_qps_quiesce(struct ernic_dev *dev)
 
 		if (!qp)
 			continue;
-		pthread_spin_lock(&qp->sq_lock);
-		pthread_spin_unlock(&qp->sq_lock);
-		pthread_spin_lock(&qp->rq_lock);
-		pthread_spin_unlock(&qp->rq_lock);
+		ernic_spin_lock(&qp->sq_lock);
+		ernic_spin_unlock(&qp->sq_lock);
+		ernic_spin_lock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->rq_lock);
 	}
 	pthread_mutex_unlock(&dev->ev_lock);
 }

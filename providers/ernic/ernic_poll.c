@@ -275,7 +275,7 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	    (look ||
 	     !quiet_still(cq, ERNIC_CQ_SEND, b,
 			  ernic_db_load(dev->acc, ernic_cq_db_va(dev, qpn))))) {
-		pthread_spin_lock(&qp->sq_lock);
+		ernic_spin_lock(&qp->sq_lock);
 		if (qp->sq_ci != qp->sq_pi)
 			n += sq_poll(dev, qp, wc, max);
 		/* Nothing posted and unretired: nothing to report until the
@@ -283,17 +283,17 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 		if (qp->sq_ci == qp->sq_pi)
 			atomic_fetch_and_explicit(&cq->active[0][b / 64],
 						  ~bit, memory_order_relaxed);
-		pthread_spin_unlock(&qp->sq_lock);
+		ernic_spin_unlock(&qp->sq_lock);
 	}
 	if ((busy & ERNIC_CQ_RECV) && n < max &&
 	    (look ||
 	     !quiet_still(cq, ERNIC_CQ_RECV, b, ernic_rq_wptrs(dev, qpn)))) {
-		pthread_spin_lock(&qp->rq_lock);
+		ernic_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
 			atomic_fetch_and_explicit(&cq->active[1][b / 64],
 						  ~bit, memory_order_relaxed);
-		pthread_spin_unlock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->rq_lock);
 	}
 	return n;
 }
@@ -500,13 +500,13 @@ poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
 {
 	int n;
 
-	pthread_spin_lock(&cq->lock);
+	ernic_spin_lock(&cq->lock);
 	n = cq_poll(cq, ne, wc);
-	pthread_spin_unlock(&cq->lock);
+	ernic_spin_unlock(&cq->lock);
 	if (!n && !lent && ernic_cq_lend(cq)) {
-		pthread_spin_lock(&cq->lock);
+		ernic_spin_lock(&cq->lock);
 		n = cq_poll(cq, ne, wc);
-		pthread_spin_unlock(&cq->lock);
+		ernic_spin_unlock(&cq->lock);
 	}
 	if (n)
 		ernic_cq_polled(cq);

@@ -690,7 +690,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	bool flush;
 	int ret;
 
-	pthread_spin_lock(&qp->sq_lock);
+	ernic_spin_lock(&qp->sq_lock);
 	start = qp->sq_pi;
 	ret = ernic_sq_state(qp, &flush);
 	if (ret) {
@@ -711,7 +711,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		if (!flush)
 			sq_doorbell(dev, qp);
 	}
-	pthread_spin_unlock(&qp->sq_lock);
+	ernic_spin_unlock(&qp->sq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;

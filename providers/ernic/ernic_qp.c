@@ -125,8 +125,6 @@ static void put_rings(struct ernic_dev *dev, struct ernic_qp *qp)
 
 static void free_qp(struct ernic_qp *qp)
 {
-	pthread_spin_destroy(&qp->sq_lock);
-	pthread_spin_destroy(&qp->rq_lock);
 	free(qp->swqe);
 	free(qp->rwqe);
 	free(qp->rd_sg);
@@ -153,8 +151,8 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 	if (rq_ring > ERNIC_RQ_RING_MAX)
 		rq_ring = ERNIC_RQ_RING_MAX;
 	qp->rq_depth = rq_ring;
-	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	ernic_spin_init(&qp->sq_lock);
+	ernic_spin_init(&qp->rq_lock);
 	qp->swqe = calloc(qp->sq_depth, sizeof(*qp->swqe));
 	qp->rwqe = calloc(qp->rwqe_depth, sizeof(*qp->rwqe));
 	/*
@@ -482,15 +480,15 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 {
 	if (next == IBV_QPS_RESET) {
 		/* IBTA: RESET empties both queues without completions. */
-		pthread_spin_lock(&qp->sq_lock);
+		ernic_spin_lock(&qp->sq_lock);
 		ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->sq_ci,
 				 qp->sq_pi);
 		qp->sq_pi = qp->sq_ci = qp->sq_db = qp->sq_hw_ci = 0;
 		qp->rd_inflight = qp->rd_limit = qp->rd_unrung = 0;
 		qp->sq_flushing = qp->sq_skip = false;
 		ernic_quiet_set(qp, ERNIC_CQ_SEND, ERNIC_QUIET_NONE);
-		pthread_spin_unlock(&qp->sq_lock);
-		pthread_spin_lock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->sq_lock);
+		ernic_spin_lock(&qp->rq_lock);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
 		qp->rq_ci = qp->immq_ci = qp->msg_len = qp->msg_pkts = 0;
 		qp->rq_done = qp->rq_grant = qp->rq_budget = 0;
@@ -498,7 +496,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->rq_credit = 0;
 		qp->msg_active = qp->msg_ovfl = false;
 		ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
-		pthread_spin_unlock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->rq_lock);
 		atomic_store(&qp->pmtu, 0);
 		atomic_store(&qp->err, false);
 		atomic_store(&qp->fatal_ns, 0);
@@ -506,10 +504,10 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		ernic_qp_set_err(qp);
 	} else if (next == IBV_QPS_RTS) {
 		/* IBTA: max_rd_atomic 0 would let no READ ever go; one. */
-		pthread_spin_lock(&qp->sq_lock);
+		ernic_spin_lock(&qp->sq_lock);
 		qp->rd_limit = attr->max_rd_atomic >= ERNIC_MAX_RD_ATOM ? 0 :
 			       attr->max_rd_atomic ? attr->max_rd_atomic : 1;
-		pthread_spin_unlock(&qp->sq_lock);
+		ernic_spin_unlock(&qp->sq_lock);
 	}
 	if (next == IBV_QPS_RTR)
 		atomic_store(&qp->pmtu, 128u << attr->path_mtu);

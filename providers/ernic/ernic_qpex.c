@@ -157,7 +157,7 @@ static void qx_start(struct ibv_qp_ex *qx)
 {
 	struct ernic_qp *qp = qx_to_eqp(qx);
 
-	pthread_spin_lock(&qp->sq_lock);
+	ernic_spin_lock(&qp->sq_lock);
 	qp->qx_start = qp->sq_pi;
 	qp->qx.pending = false;
 	qp->qx_err = ernic_sq_state(qp, &qp->qx_flush);
@@ -181,7 +181,7 @@ static int qx_complete(struct ibv_qp_ex *qx)
 		if (!qp->qx_flush)
 			ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
 	}
-	pthread_spin_unlock(&qp->sq_lock);
+	ernic_spin_unlock(&qp->sq_lock);
 	return ret;
 }
 
@@ -193,7 +193,7 @@ static void qx_abort(struct ibv_qp_ex *qx)
 	ernic_bounce_put(ctx_dev(qp->vqp.qp.context), qp, qp->qx_start,
 			 qp->sq_pi);
 	qp->sq_pi = qp->qx_start;
-	pthread_spin_unlock(&qp->sq_lock);
+	ernic_spin_unlock(&qp->sq_lock);
 }
 
 void ernic_qp_ex_init(struct ernic_qp *qp, uint64_t flags)

@@ -176,7 +176,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t credit0;
 	int ret = 0;
 
-	pthread_spin_lock(&qp->rq_lock);
+	ernic_spin_lock(&qp->rq_lock);
 	credit0 = qp->rq_credit;
 	/* IBTA: receive requests may be posted from INIT on; in error they
 	 * are flushed by poll_cq. */
@@ -200,7 +200,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		rq_grant(dev, qp);
 	}
 out:
-	pthread_spin_unlock(&qp->rq_lock);
+	ernic_spin_unlock(&qp->rq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
@@ -457,14 +457,14 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	int32_t seen;
 
 	*solicited = false;
-	pthread_spin_lock(&qp->rq_lock);
+	ernic_spin_lock(&qp->rq_lock);
 	/* what it consumes, poll_cq's shortcut has not seen (quiet_still) */
 	ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
 	start = qp->rq_ci;
 	rx_view_init(dev, qp, &v);
 	if (!rq_pointers(&v, qp, &wp, &iwp) || atomic_load(&qp->err)) {
 		/* poll_cq reports what is wrong */
-		pthread_spin_unlock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->rq_lock);
 		return true;
 	}
 	while (qp->rq_ci != wp && qp->rwqe_ci != qp->rwqe_pi) {
@@ -485,7 +485,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 		rq_grant(dev, qp);
 	if (qp->rwqe_ci == qp->rwqe_pi) {
 		/* Nothing to complete into: a later pass announces these. */
-		pthread_spin_unlock(&qp->rq_lock);
+		ernic_spin_unlock(&qp->rq_lock);
 		return false;
 	}
 	/* Elements [rq_ci, wp) wait for poll_cq; the head is what stopped
@@ -506,7 +506,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (iwp != qp->immq_ev_wp && iwp != qp->immq_ci)
 		fresh = true;
 	qp->immq_ev_wp = iwp;
-	pthread_spin_unlock(&qp->rq_lock);
+	ernic_spin_unlock(&qp->rq_lock);
 	return fresh;
 }
 
@@ -523,9 +523,9 @@ static bool sq_settled(struct ernic_qp *qp)
 
 	if (qp->vqp.qp.send_cq != qp->vqp.qp.recv_cq)
 		return true;
-	pthread_spin_lock(&qp->sq_lock);
+	ernic_spin_lock(&qp->sq_lock);
 	settled = qp->sq_flushing || qp->sq_ci == qp->sq_pi;
-	pthread_spin_unlock(&qp->sq_lock);
+	ernic_spin_unlock(&qp->sq_lock);
 	return settled;
 }
 

@@ -159,7 +159,7 @@ static void build(struct world *w, struct in *in)
 	w->dev->dbpool.va = wmem(w, 4 * ERNIC_DB_STRIDE);
 	w->ctx->dev = w->dev;
 	w->cq->vcq.cq.context = &w->ctx->ibv_ctx.context;
-	pthread_spin_init(&w->cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ernic_spin_init(&w->cq->lock);
 
 	qp->idx = QPN;
 	qp->sq_depth = DEPTH;
@@ -172,8 +172,8 @@ static void build(struct world *w, struct in *in)
 	if (!qp->swqe || !qp->rwqe)
 		abort();
 	qp->cap.max_recv_sge = qp->cap.max_send_sge = 1;
-	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	ernic_spin_init(&qp->sq_lock);
+	ernic_spin_init(&qp->rq_lock);
 	atomic_init(&qp->dp_state, (flags & 1) ? IBV_QPS_ERR : IBV_QPS_RTS);
 	atomic_init(&qp->err, (flags & 1) != 0);
 	atomic_init(&qp->pmtu, 256u << (take(in, 1) % 5));
@@ -311,9 +311,6 @@ static void teardown(struct world *w)
 {
 	for (unsigned int k = 0; k < w->nmaps; k++)
 		munmap(w->maps[k], w->map_lens[k]);
-	pthread_spin_destroy(&w->qp->sq_lock);
-	pthread_spin_destroy(&w->qp->rq_lock);
-	pthread_spin_destroy(&w->cq->lock);
 	free(w->qp->swqe);
 	free(w->qp->rwqe);
 	free(w->qp);
