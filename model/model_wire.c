@@ -19,6 +19,7 @@
 
 #include "ernic_devstate.h"
 #include "ernic_net.h"
+#include "ernic_wire.h"
 #include "model_wire.h"
 #include "wire_batch.h"
 #include "wire_frame.h"
@@ -55,7 +56,9 @@ struct model_wire {
 	/* UDP mode: the send batch, and the receive side (wire_batch.h) */
 	struct wire_tx_batch *tx;
 	struct wire_rx rx;
-	/* frame mode: the receive side (wire_frame.h) */
+	/* frame mode: the rings (wire_ring.h) and the receive side
+	 * (wire_frame.h) */
+	struct wire_ring ring;
 	struct wire_frame_rx frx;
 	struct model_wire_stats stats;
 };
@@ -102,13 +105,19 @@ static int attach_drop_all(int fd)
 }
 
 /*
- * Frames that can be RoCEv2: IPv4/UDP or IPv6/UDP with destination port
- * 4791, located as roce_frame_parse does (IPv4 options skipped, IHL < 5
- * read as 20 B). Everything else stays in the kernel.
+ * Frames that can be RoCEv2 for this port: IPv4/UDP or IPv6/UDP with
+ * destination port 4791, located as roce_frame_parse does (IPv4 options
+ * skipped, IHL < 5 read as 20 B), and addressed to it as roce_pkt.h's
+ * rule says (the destination IP is local's, or the destination MAC is
+ * local's non-zero one): other devices' frames on a shared netdev (two
+ * ports on lo see each other's, and their own looped back) stay in the
+ * kernel. Everything else does too.
  */
-static int attach_roce_filter(int fd)
+static int attach_roce_filter(int fd, const struct roce_l3 *local)
 {
-	struct sock_filter code[] = {
+	const bool v6 = local->family == AF_INET6;
+	const uint32_t ip_at = ETH_HLEN + (v6 ? 24 : 16);
+	struct sock_filter code[40] = {
 		/* 0 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 8),
 		/* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
@@ -124,15 +133,49 @@ static int attach_roce_filter(int fd)
 		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 3),
 		/* 13 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
 		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_UDP_PORT, 0, 1),
-		/* 15 */ BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
 		/* 16 */ BPF_STMT(BPF_RET | BPF_K, 0),
+		/* 17: UDP to 4791; is it ours? The family first. */
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
 	};
+	const unsigned int words = v6 ? 4 : 1;
+	unsigned short n = 18;
+	uint32_t mac4;
+	uint16_t mac2;
 
-	return attach_filter(fd, code, sizeof(code) / sizeof(code[0]));
+	/* jf: to the MAC test, past the rest of this block: the words
+	 * left (two each), the accept */
+	code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						 v6 ? ETH_P_IPV6 : ETH_P_IP, 0,
+						 (uint8_t)(2 * words + 1));
+	for (unsigned int k = 0; k < words; k++) {
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							 ip_at + 4 * k);
+		code[n++] = (struct sock_filter)BPF_JUMP(
+			BPF_JMP | BPF_JEQ | BPF_K,
+			ernic_get32(local->dst + 4 * k), 0,
+			(uint8_t)(2 * (words - 1 - k) + 1));
+	}
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu);
+	/* not our address: ours only by a MAC of our own (not lo's zeros) */
+	if (!roce_mac_claims(local->dst_mac)) {
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	} else {
+		mac4 = ernic_get32(local->dst_mac);
+		mac2 = ernic_get16(local->dst_mac + 4);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							 mac4, 0, 3);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4);
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							 mac2, 0, 1);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+							 0xFFFFFFFFu);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	}
+	return attach_filter(fd, code, n);
 }
 
-/* A non-blocking UDP socket bound to ADDR:port (in the port's
- * SO_REUSEPORT group with reuse). */
 static int udp_socket(const struct model_wire *w, uint16_t port, bool reuse,
 		      char *err, size_t errlen)
 {
@@ -414,7 +457,7 @@ static int frame_filter(struct model_wire *w, char *err, size_t errlen)
 {
 	int prog, rc = 0;
 
-	prog = ernic_steer_frame_prog(&w->st, w->slot, err, errlen);
+	prog = ernic_steer_frame_prog(&w->st, w->slot, &w->local, err, errlen);
 	if (prog < 0)
 		return -1;
 	if (setsockopt(w->fd, SOL_SOCKET, SO_ATTACH_BPF, &prog,
@@ -458,7 +501,7 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 	if (w->shared) {
 		if (frame_filter(w, err, errlen))
 			return -1;
-	} else if (attach_roce_filter(w->fd)) {
+	} else if (attach_roce_filter(w->fd, &w->local)) {
 		set_err(err, errlen, "AF_PACKET filter: %s", strerror(errno));
 		return -1;
 	}
@@ -466,6 +509,9 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 	/* Our own transmissions (looped back to taps) are not input. Old
 	 * kernels lack the option; recv checks the packet type anyway. */
 	(void)setopt(w->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+	errno = wire_ring_init(&w->ring, w->fd, &w->stats, err, errlen);
+	if (errno)
+		return -1;
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
@@ -476,8 +522,8 @@ static int open_frame(struct model_wire *w, const struct ernic_conf *conf,
 		return -1;
 	}
 	w->send_fd = w->fd;
-	errno = wire_frame_init(&w->frx, w->fd, &w->local, &w->stats, err,
-				errlen);
+	errno = wire_frame_init(&w->frx, w->fd, &w->ring, &w->local,
+				&w->stats, err, errlen);
 	return errno ? -1 : 0;
 }
 
@@ -582,22 +628,13 @@ void model_wire_close(struct model_wire *w)
 	}
 	free(w->rx.gro_buf);
 	wire_frame_fini(&w->frx);
+	wire_ring_fini(&w->ring);
 	free(w);
 }
 
 int model_wire_fd(const struct model_wire *w)
 {
 	return w->fd;
-}
-
-/* Send errors that a real link would show as loss. */
-static int send_result(ssize_t n)
-{
-	if (n >= 0)
-		return 0;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
-		return 0;
-	return errno;
 }
 
 /* The kernel writes these headers: the ICRC must be built for them. */
@@ -607,21 +644,45 @@ static bool udp_l3_ok(const struct model_wire *w, const struct roce_l3 *l3)
 	       l3->sport == w->sport && l3->ip_id == 0;
 }
 
+/* A frame for l3 and the packet tp[0, hdr), pay_len bytes at pay, then
+ * tp[hdr, tlen), written into the next transmit slot and marked for
+ * sending (wire_ring.h): the frame port's one copy of each packet. */
+static int frame_queue(struct model_wire *w, const struct roce_l3 *l3,
+		       const uint8_t *tp, size_t tlen, size_t hdr,
+		       const uint8_t *pay, size_t pay_len)
+{
+	size_t hl = roce_frame_hdr_len(l3->family), cap, flen;
+	uint8_t *f;
+
+	if (hdr > tlen || (pay_len && !pay))
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
+		return EMSGSIZE;
+	f = wire_ring_tx_slot(&w->ring, w->fd, &cap);
+	if (!f) {
+		/* every slot still the kernel's: a congested link */
+		w->stats.tx_dropped++;
+		return 0;
+	}
+	if (hl + tlen + pay_len > cap)
+		return EMSGSIZE;
+	memcpy(f + hl, tp, hdr);
+	if (pay_len)
+		memcpy(f + hl + hdr, pay, pay_len);
+	memcpy(f + hl + hdr + pay_len, tp + hdr, tlen - hdr);
+	flen = roce_frame_build(f, cap, l3, tlen + pay_len);
+	if (!flen)
+		return EINVAL;
+	w->stats.tx_pkts++;
+	return wire_ring_tx_commit(&w->ring, w->fd, flen);
+}
+
 static int send_frame(struct model_wire *w, const struct roce_l3 *l3,
 		      const uint8_t *tp, size_t tlen)
 {
-	/* per call, not per port: senders may be threads */
-	uint8_t frame[ROCE_MAX_FRAME];
-	size_t hl = roce_frame_hdr_len(l3->family), flen;
+	int rc = frame_queue(w, l3, tp, tlen, tlen, NULL, 0);
 
-	if (tlen > sizeof(frame) - hl)
-		return EMSGSIZE;
-	memcpy(frame + hl, tp, tlen);
-	flen = roce_frame_build(frame, sizeof(frame), l3, tlen);
-	if (!flen)
-		return EINVAL;
-	return send_result(send(w->fd, frame, flen,
-				MSG_DONTWAIT | MSG_NOSIGNAL));
+	return rc ? rc : wire_ring_tx_flush(&w->ring, w->fd);
 }
 
 int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
@@ -660,9 +721,14 @@ int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
 		return wire_tx_add_split(w->tx, l3, tp, tlen, hdr, pay,
 					 pay_len);
 	}
+	if (w && !w->tap && w->mode == ERNIC_WIRE_FRAME) {
+		if (!l3 || !tp || l3->family != w->family)
+			return EINVAL;
+		return frame_queue(w, l3, tp, tlen, hdr, pay, pay_len);
+	}
 	if (!pay_len)
 		return model_wire_send(w, l3, tp, tlen);
-	/* Frame and tap ports copy each packet anyway: glued here. */
+	/* A tap port copies each packet anyway: glued here. */
 	if (!tp || !pay || hdr > tlen)
 		return EINVAL;
 	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
@@ -680,6 +746,8 @@ uint8_t *model_wire_tx_slot(struct model_wire *w)
 
 int model_wire_flush(struct model_wire *w)
 {
+	if (w && w->ring.map)
+		return wire_ring_tx_flush(&w->ring, w->fd);
 	return w && w->tx && w->tx->n ? wire_tx_flush(w->tx) : 0;
 }
 

@@ -22,7 +22,10 @@
  *         Needs CAP_NET_RAW. A UDP socket on ADDR:4791 that drops
  *         everything (socket filter) keeps the kernel from answering
  *         our packets with ICMP port unreachable.
- *         A classic BPF filter passes only IPv4/IPv6 UDP to port 4791.
+ *         Frames go out and come in through PACKET_MMAP rings
+ *         (wire_ring.h). A classic BPF filter (on a shared device, the
+ *         eBPF steering program) passes only IPv4/IPv6 UDP to port 4791
+ *         addressed to this port (its IP, or its MAC if not zero).
  *         On "lo" (zero MACs) frame-mode ports see each other, and a
  *         UDP-mode sender's packets reach a frame-mode port; but the
  *         kernel drops frames injected on lo from a 127.x source
@@ -92,7 +95,8 @@ int model_wire_send(struct model_wire *w, const struct roce_l3 *l3,
  * a loss: no packet is told of another's error. On the UDP wire
  * the queue goes out with few system calls, trains of equal-size packets
  * to one destination QP as UDP GSO datagrams (wire_batch.h); ordering
- * is kept. Elsewhere (frame, tap) it is model_wire_send. Set the
+ * is kept. The frame wire queues in its transmit ring (wire_ring.h); a
+ * tap port sends at once (model_wire_send). Set the
  * environment variable ERNIC_WIRE_OFFLOAD=0 for no GSO and no GRO
  * (sendmmsg batches only): a capture on lo then shows each packet (lo
  * carries a GSO datagram whole: AF_PACKET sees one large frame, which

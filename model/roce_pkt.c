@@ -566,12 +566,12 @@ size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_l3 *l3,
 	return hl + tlen;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
+bool roce_mac_claims(const uint8_t *mac)
 {
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
+	for (size_t k = 0; k < 6; k++)
+		if (mac[k])
+			return true;
+	return false;
 }
 
 uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
@@ -666,7 +666,7 @@ uint32_t roce_frame_parse(const uint8_t *frame, size_t len,
 	mac_ok = memcmp(l3->dst_mac, local->dst_mac, 6) == 0;
 	ip_ok = alen && l3->family == local->family &&
 		memcmp(l3->dst, local->dst, alen) == 0;
-	if (!ip_ok && (!mac_ok || all_zero(local->dst_mac, 6)))
+	if (!ip_ok && (!mac_ok || !roce_mac_claims(local->dst_mac)))
 		return ROCE_NOT_ROCE;
 	if (!mac_ok)
 		syn |= ROCE_SYN_MAC_DST;

@@ -210,6 +210,10 @@ uint32_t roce_icrc_ip_id_delta(size_t tlen, uint16_t id);
 /* Not in Table 2-3 (the IP cannot tell): too short / truncated headers. */
 #define ROCE_SYN_MALFORMED (1u << 31)
 
+/* Whether a local MAC makes frames to it ours (roce_frame_parse's rule
+ * below): any but all zeros (loopback's). */
+bool roce_mac_claims(const uint8_t *mac);
+
 /*
  * Parse a received frame addressed to the local MAC/IP in `local`
  * (family, dst address, dst MAC; other fields ignored). Fills l3 with

@@ -57,7 +57,7 @@ size_t wire_train_seg(const struct roce_l3 *l3, const uint8_t *tp,
 	return 0;
 }
 
-int wire_frame_init(struct wire_frame_rx *r, int fd,
+int wire_frame_init(struct wire_frame_rx *r, int fd, struct wire_ring *ring,
 		    const struct roce_l3 *local,
 		    struct model_wire_stats *stats, char *err, size_t errlen)
 {
@@ -65,6 +65,7 @@ int wire_frame_init(struct wire_frame_rx *r, int fd,
 
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
+	r->ring = ring;
 	r->local = *local;
 	r->stats = stats;
 	/* tp_status: which frames this host's stack built (wire_frame.h) */
@@ -114,20 +115,20 @@ static int train_next(struct wire_frame_rx *r, struct roce_l3 *l3,
 	return 1;
 }
 
-/* One frame read: n bytes (more than the buffer: it was cut), aux its
- * tp_status. 1 with a packet (or a train's first), 0 if not ours. */
-static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
-		      uint32_t status, struct roce_l3 *l3, const uint8_t **tp,
-		      size_t *tlen, uint32_t *syndrome, int *check_icrc)
+/* One frame: n bytes long, have of them at frame (fewer: it was cut),
+ * status its tp_status. 1 with a packet (or a train's first), 0 if not
+ * ours. */
+static int take_frame(struct wire_frame_rx *r, const uint8_t *frame,
+		      size_t n, size_t have, size_t cap, uint32_t status,
+		      struct roce_l3 *l3, const uint8_t **tp, size_t *tlen,
+		      uint32_t *syndrome, int *check_icrc)
 {
-	size_t have = n < WIRE_FRAME_BUF ? n : WIRE_FRAME_BUF;
 	uint32_t syn;
 
-	syn = roce_frame_parse(r->buf, have, &r->local, l3, tp, tlen);
+	syn = roce_frame_parse(frame, have, &r->local, l3, tp, tlen);
 	if (syn == ROCE_NOT_ROCE)
 		return 0;
-	if (!syn && n <= WIRE_FRAME_BUF &&
-	    (status & TP_STATUS_CSUMNOTREADY)) {
+	if (!syn && n == have && (status & TP_STATUS_CSUMNOTREADY)) {
 		size_t seg = wire_train_seg(l3, *tp, *tlen);
 
 		if (seg) {
@@ -142,9 +143,10 @@ static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
 		}
 	}
 	r->stats->rx_pkts++;
-	if (n > cap) {
-		/* longer than any RoCE frame: what fits, flagged */
-		syn = roce_frame_parse(r->buf, cap, &r->local, l3, tp, tlen);
+	if (n > cap || n > have) {
+		/* longer than any RoCE frame, or cut: what fits, flagged */
+		syn = roce_frame_parse(frame, have < cap ? have : cap,
+				       &r->local, l3, tp, tlen);
 		if (syn == ROCE_NOT_ROCE)
 			return 0;
 		syn = ROCE_SYN_MALFORMED;
@@ -152,6 +154,41 @@ static int take_frame(struct wire_frame_rx *r, size_t n, size_t cap,
 	*syndrome = syn;
 	*check_icrc = !(syn & NOT_CHECKABLE);
 	return 1;
+}
+
+/* The frame the ring says is queued whole on the socket (TP_STATUS_COPY),
+ * into r->buf: its length (more than the buffer: cut), 0 if none, or
+ * -errno; *status its tp_status. */
+static ssize_t read_queued(struct wire_frame_rx *r, uint32_t *status)
+{
+	struct iovec iov = { .iov_base = r->buf, .iov_len = WIRE_FRAME_BUF };
+	union {
+		char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
+		struct cmsghdr align;
+	} cbuf;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf.buf,
+			      .msg_controllen = sizeof(cbuf.buf) };
+	struct cmsghdr *c;
+	ssize_t n;
+
+	do
+		n = recvmsg(r->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	*status = 0;
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		struct tpacket_auxdata aux;
+
+		if (c->cmsg_level != SOL_PACKET ||
+		    c->cmsg_type != PACKET_AUXDATA ||
+		    c->cmsg_len < CMSG_LEN(sizeof(aux)))
+			continue;
+		memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+		*status = aux.tp_status;
+	}
+	return n;
 }
 
 int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
@@ -163,47 +200,35 @@ int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
 	if (cap > WIRE_FRAME_BUF)
 		cap = WIRE_FRAME_BUF;
 	for (int i = 0; i < RECV_SKIP_MAX; i++) {
-		struct sockaddr_ll sll;
-		struct iovec iov = { .iov_base = r->buf,
-				     .iov_len = WIRE_FRAME_BUF };
-		union {
-			char buf[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
-			struct cmsghdr align;
-		} cbuf;
-		struct msghdr msg = { .msg_name = &sll,
-				      .msg_namelen = sizeof(sll),
-				      .msg_iov = &iov, .msg_iovlen = 1,
-				      .msg_control = cbuf.buf,
-				      .msg_controllen = sizeof(cbuf.buf) };
+		struct wire_ring_frame f;
 		uint32_t status = 0;
-		struct cmsghdr *c;
 		ssize_t n;
 
-		n = recvmsg(r->fd, &msg, MSG_DONTWAIT | MSG_TRUNC);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (msg.msg_namelen >= sizeof(sll) &&
-		    sll.sll_pkttype == PACKET_OUTGOING)
+		/* gives back the slot of the last call's frame first */
+		if (!wire_ring_rx_next(r->ring, &f))
+			return 0;
+		if (f.pkttype == PACKET_OUTGOING)
 			continue;
 		r->stats->rx_calls++;
-		for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			struct tpacket_auxdata aux;
-
-			if (c->cmsg_level != SOL_PACKET ||
-			    c->cmsg_type != PACKET_AUXDATA ||
-			    c->cmsg_len < CMSG_LEN(sizeof(aux)))
-				continue;
-			memcpy(&aux, CMSG_DATA(c), sizeof(aux));
-			status = aux.tp_status;
+		if (!(f.status & TP_STATUS_COPY)) {
+			if (take_frame(r, f.data, f.len, f.snaplen, cap,
+				       f.status, l3, tp, tlen, syndrome,
+				       check_icrc))
+				return 1;
+			continue;
 		}
-		if (take_frame(r, (size_t)n, cap, status, l3, tp, tlen,
-			       syndrome, check_icrc))
+		/* longer than a slot: read whole from the socket */
+		wire_ring_rx_release(r->ring);
+		n = read_queued(r, &status);
+		if (n < 0)
+			return (int)n;
+		if (n && take_frame(r, r->buf, (size_t)n,
+				    (size_t)n < WIRE_FRAME_BUF ? (size_t)n :
+								WIRE_FRAME_BUF,
+				    cap, status, l3, tp, tlen, syndrome,
+				    check_icrc))
 			return 1;
 	}
+	wire_ring_rx_release(r->ring);
 	return 0;	/* more may be pending: the fd stays readable */
 }

@@ -37,6 +37,7 @@
 
 #include "model_wire.h"
 #include "roce_pkt.h"
+#include "wire_ring.h"
 
 /* A frame as large as a UDP GSO train can make it, and some. */
 #define WIRE_FRAME_BUF (ROCE_ETH_LEN + ROCE_IPV6_LEN + 65536u)
@@ -65,11 +66,13 @@
 size_t wire_train_seg(const struct roce_l3 *l3, const uint8_t *tp,
 		      size_t tlen);
 
-/* The receive side of a frame port. */
+/* The receive side of a frame port: frames from its receive ring, and
+ * those longer than a slot from the socket (wire_ring.h). */
 struct wire_frame_rx {
 	int fd;			/* AF_PACKET, PACKET_AUXDATA on */
+	struct wire_ring *ring;
 	struct roce_l3 local;	/* family, dst = ADDR, dst_mac = MAC */
-	uint8_t *buf;		/* WIRE_FRAME_BUF bytes */
+	uint8_t *buf;		/* WIRE_FRAME_BUF bytes: a frame read whole */
 	struct model_wire_stats *stats;
 	/* a train being handed out */
 	bool pending;
@@ -79,14 +82,15 @@ struct wire_frame_rx {
 	uint16_t k;		/* the next packet's index */
 };
 
-/* 0, or an errno with err set (PACKET_AUXDATA, memory). */
-int wire_frame_init(struct wire_frame_rx *r, int fd,
+/* 0, or an errno with err set (PACKET_AUXDATA, memory). ring: fd's
+ * rings, set up (wire_ring_init). */
+int wire_frame_init(struct wire_frame_rx *r, int fd, struct wire_ring *ring,
 		    const struct roce_l3 *local,
 		    struct model_wire_stats *stats, char *err, size_t errlen);
 void wire_frame_fini(struct wire_frame_rx *r);
 
 /* model_wire_recv of a frame port (model_wire.h); *tp points into the
- * port's buffer, valid until the next call. */
+ * port's buffer or its ring, valid until the next call. */
 int wire_frame_recv(struct wire_frame_rx *r, size_t cap, struct roce_l3 *l3,
 		    const uint8_t **tp, size_t *tlen, uint32_t *syndrome,
 		    int *check_icrc);

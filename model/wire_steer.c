@@ -16,6 +16,7 @@
 #include <linux/if_ether.h>
 
 #include "ibta.h"
+#include "roce_pkt.h"
 #include "wire_steer.h"
 
 #ifndef SO_ATTACH_REUSEPORT_EBPF
@@ -41,6 +42,8 @@
 #define STX_W(d, s, o) INSN(BPF_STX | BPF_MEM | BPF_W, d, s, o, 0)
 #define JA(l) INSN(BPF_JMP | BPF_JA, 0, 0, l, 0)
 #define JNE_IMM(d, i, l) INSN(BPF_JMP | BPF_JNE | BPF_K, d, 0, l, i)
+/* 32-bit compare: imm is not sign-extended against a loaded word */
+#define JNE32_IMM(d, i, l) INSN(BPF_JMP32 | BPF_JNE | BPF_K, d, 0, l, i)
 #define JEQ_IMM(d, i, l) INSN(BPF_JMP | BPF_JEQ | BPF_K, d, 0, l, i)
 #define JGE_IMM(d, i, l) INSN(BPF_JMP | BPF_JGE | BPF_K, d, 0, l, i)
 #define CALL(f) INSN(BPF_JMP | BPF_CALL, 0, 0, 0, f)
@@ -83,10 +86,10 @@
  * notes each jump, whose offset is a label until prog_done(). */
 enum lbl {
 	L_TAG, L_OWNER, L_NAMED, L_NOBODY, L_PASS,	/* both programs */
-	L_IPV6, L_IHL, L_UDP, L_CHECK, L_DROP,		/* frames */
+	L_IPV6, L_IHL, L_UDP, L_MAC, L_OURS, L_CHECK, L_DROP, /* frames */
 	L_COUNT
 };
-#define PROG_MAX 128
+#define PROG_MAX 160
 
 struct prog {
 	struct bpf_insn insn[PROG_MAX];
@@ -106,7 +109,8 @@ static void emit(struct prog *p, size_t n, const struct bpf_insn *in)
 			p->bad = true;
 			return;
 		}
-		if (BPF_CLASS(in[k].code) == BPF_JMP && op != BPF_CALL &&
+		if ((BPF_CLASS(in[k].code) == BPF_JMP ||
+		     BPF_CLASS(in[k].code) == BPF_JMP32) && op != BPF_CALL &&
 		    op != BPF_EXIT)
 			p->jump[p->njump++] = p->n;
 		p->insn[p->n++] = in[k];
@@ -227,12 +231,53 @@ static void build(struct prog *p, int owners_fd, int socks_fd,
 }
 
 /*
+ * A frame to UDP port 4791 (its first bytes from the ethertype at
+ * FP_MAD) is this port's by roce_pkt.h's rule: its destination IP is
+ * local's, or its destination MAC local's non-zero MAC. Else L_DROP.
+ */
+static void emit_ours(struct prog *p, const struct roce_l3 *local)
+{
+	const bool v6 = local->family == AF_INET6;
+	const int32_t n = v6 ? 16 : 4;
+	uint32_t w;
+	uint16_t h;
+
+	EMIT(p, LDX_H(R1, R10, FP_MAD), TO_BE16(R1),
+	     JNE_IMM(R1, v6 ? ETH_P_IPV6 : ETH_P_IP, L_MAC));
+	/* fp - 48 = the destination address */
+	EMIT(p, MOV64_REG(R1, R6), MOV64_IMM(R2, ETH_HLEN + (v6 ? 24 : 16)),
+	     MOV64_REG(R3, R10), ADD64_IMM(R3, FP_MAD), MOV64_IMM(R4, n),
+	     CALL(BPF_FUNC_skb_load_bytes), JNE_IMM(R0, 0, L_DROP));
+	for (int32_t k = 0; k < n; k += 4) {
+		memcpy(&w, local->dst + k, 4);	/* as LDX_W reads it */
+		EMIT(p, LDX_W(R1, R10, FP_MAD + k),
+		     JNE32_IMM(R1, (int32_t)w, L_MAC));
+	}
+	EMIT(p, JA(L_OURS));
+	LABEL(p, L_MAC);
+	if (!roce_mac_claims(local->dst_mac)) {
+		EMIT(p, JA(L_DROP));
+	} else {
+		memcpy(&w, local->dst_mac, 4);
+		memcpy(&h, local->dst_mac + 4, 2);
+		EMIT(p, MOV64_REG(R1, R6), MOV64_IMM(R2, 0),
+		     MOV64_REG(R3, R10), ADD64_IMM(R3, FP_MAD),
+		     MOV64_IMM(R4, 6), CALL(BPF_FUNC_skb_load_bytes),
+		     JNE_IMM(R0, 0, L_DROP), LDX_W(R1, R10, FP_MAD),
+		     JNE32_IMM(R1, (int32_t)w, L_DROP),
+		     LDX_H(R1, R10, FP_MAD + 4), JNE32_IMM(R1, h, L_DROP));
+	}
+	LABEL(p, L_OURS);
+}
+
+/*
  * Socket filter for slot's AF_PACKET socket: IPv4 (options skipped, IHL
  * < 5 read as 20) or IPv6 UDP to 4791, as attach_roce_filter in
  * model_wire.c takes them, whose named slot (nobody: QP1's owner's) is
  * slot. Keeps the whole frame (skb->len), or nothing.
  */
-static void build_frame(struct prog *p, uint32_t slot, int owners_fd,
+static void build_frame(struct prog *p, uint32_t slot,
+			const struct roce_l3 *local, int owners_fd,
 			int services_fd)
 {
 	const struct bth_at at = { .reg = true };
@@ -266,6 +311,8 @@ static void build_frame(struct prog *p, uint32_t slot, int owners_fd,
 	     CALL(BPF_FUNC_skb_load_bytes), JNE_IMM(R0, 0, L_DROP),
 	     LDX_H(R1, R10, FP_WORD), TO_BE16(R1),
 	     JNE_IMM(R1, ROCE_UDP_PORT, L_DROP), ADD64_IMM(R7, UDP_HDR_LEN));
+	if (local)
+		emit_ours(p, local);
 	emit_named(p, &at, owners_fd, services_fd);
 	EMIT(p, JNE_IMM(R1, 0, L_CHECK));
 	/* nobody: r1 = owners[1], slot + 1 or 0 */
@@ -507,7 +554,8 @@ void ernic_steer_close(struct ernic_steer *st)
 	st->socks_fd = st->owners_fd = st->services_fd = st->prog_fd = -1;
 }
 
-int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot, char *err,
+int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot,
+			   const struct roce_l3 *local, char *err,
 			   size_t errlen)
 {
 	char log[1024] = "";
@@ -522,7 +570,13 @@ int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot, char *err,
 		errno = EINVAL;
 		return -1;
 	}
-	build_frame(&p, slot, st->owners_fd, st->services_fd);
+	if (local && local->family != AF_INET && local->family != AF_INET6) {
+		reason(err, errlen, EINVAL, "frame steering program: family %d",
+		       local->family);
+		errno = EINVAL;
+		return -1;
+	}
+	build_frame(&p, slot, local, st->owners_fd, st->services_fd);
 	fd = load_prog(&p, BPF_PROG_TYPE_SOCKET_FILTER, 0, "ernic_frame", log,
 		       sizeof(log));
 	if (fd < 0) {

@@ -77,6 +77,7 @@ int ernic_steer_service_clear(struct ernic_steer *st, uint64_t service_id);
 int ernic_steer_owner(struct ernic_steer *st, uint32_t qpn, uint32_t *slot);
 /* Whether slot has a socket in the group (its process is there). */
 bool ernic_steer_live(struct ernic_steer *st, uint32_t slot);
+struct roce_l3;
 /*
  * Frame mode (AF_PACKET, every process sees every frame): an eBPF socket
  * filter program for process slot `slot`'s socket, to attach with
@@ -85,10 +86,13 @@ bool ernic_steer_live(struct ernic_steer *st, uint32_t slot);
  * names `slot` for it: the same rules as the SK_REUSEPORT program (on
  * QP 1 the CM MAD rules, else the BTH destination QP's owner), and a
  * frame that names nobody goes to QP1's owner (owners[1]). Uses the
- * maps of st (made or joined with ernic_steer_open). Returns the
+ * maps of st (made or joined with ernic_steer_open). With local (family,
+ * dst, dst_mac), only frames addressed to that port as roce_pkt.h's rule
+ * says (its IP, or its non-zero MAC); NULL: any address. Returns the
  * program's fd, or -1 with errno and the reason in err.
  */
-int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot, char *err,
+int ernic_steer_frame_prog(struct ernic_steer *st, uint32_t slot,
+			   const struct roce_l3 *local, char *err,
 			   size_t errlen);
 void ernic_steer_close(struct ernic_steer *st);
 

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "ibta.h"
+#include "roce_pkt.h"
 #include "wire_steer.h"
 
 #define PORT 4791
@@ -71,6 +72,8 @@ struct fcase {
 	int want;		/* slot, or NOBODY */
 	uint8_t ihl, proto;	/* RAW4 (0: 5, UDP; ihl 0x10: IHL 0) */
 	uint16_t eth;		/* RAW*: the ethertype (0: IPv4's, IPv6's) */
+	uint8_t dip;		/* RAW4: to 127.0.0.dip (0: .1) */
+	uint8_t dmac;		/* RAW*: to MAC 02:00:00:00:00:dmac (0: 0s) */
 };
 
 static struct {
@@ -140,23 +143,30 @@ static int udp_bound(int family)
 	return fd;
 }
 
+/* Slot's program for frames addressed to local (NULL: any), on fd. */
+static void attach_prog(int fd, uint32_t slot, const struct roce_l3 *local)
+{
+	char err[1536];
+	int prog = ernic_steer_frame_prog(&T.st, slot, local, err, sizeof(err));
+
+	if (prog < 0)
+		fail_msg("%s", err);
+	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_ATTACH_BPF, &prog,
+				    sizeof(prog)), 0);
+	close(prog);		/* the socket holds it */
+}
+
 /* Slot's AF_PACKET socket on lo, its filter attached before it binds. */
 static int pk_open(uint32_t slot)
 {
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
 				   .sll_protocol = htons(ETH_P_ALL),
 				   .sll_ifindex = T.ifindex };
-	char err[1536];
 	int one = 1;
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int prog = ernic_steer_frame_prog(&T.st, slot, err, sizeof(err));
 
 	assert_true(fd >= 0);
-	if (prog < 0)
-		fail_msg("%s", err);
-	assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_ATTACH_BPF, &prog,
-				    sizeof(prog)), 0);
-	close(prog);		/* the socket holds it */
+	attach_prog(fd, slot, NULL);
 	/* lo's frames go out and come back in: see each once */
 	assert_int_equal(setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING,
 				    &one, sizeof(one)), 0);
@@ -252,6 +262,10 @@ static void send_raw(enum how how, const struct fcase *c, const uint8_t *pl,
 	uint16_t port = c->port ? c->port : PORT;
 	uint16_t eth = c->eth ? c->eth : how == RAW6 ? ETH_P_IPV6 : ETH_P_IP;
 
+	if (c->dmac) {
+		f[0] = 0x02;
+		f[5] = c->dmac;
+	}
 	f[12] = (uint8_t)(eth >> 8);
 	f[13] = (uint8_t)eth;
 	if (how == RAW6) {
@@ -267,6 +281,8 @@ static void send_raw(enum how how, const struct fcase *c, const uint8_t *pl,
 		ip[8] = 64;
 		ip[9] = c->proto ? c->proto : IPPROTO_UDP;
 		memcpy(ip + 12, "\x7F\0\0\x01\x7F\0\0\x01", 8);
+		if (c->dip)
+			ip[19] = c->dip;
 	}
 	udp[0] = 0xC0;			/* source port 49152 */
 	udp[2] = (uint8_t)(port >> 8);
@@ -478,6 +494,46 @@ static void test_no_qp1_owner(void **state)
 	run_cases(V6, rules, N(rules));
 }
 
+/*
+ * With the port's address (frame mode's own filter, model_wire.c): slot
+ * 11's socket keeps only frames to its IP, or to its MAC when that is
+ * not zero (roce_pkt.h's rule); the others' steering is unchanged.
+ */
+static void test_addressed(void **state)
+{
+	struct roce_l3 lo1 = { .family = AF_INET }, mac = { .family = AF_INET };
+	static const struct fcase ip4[] = {
+		{ .what = "QP 2 to 127.0.0.1", .qpn = 2, .want = 11 },
+		{ .what = "QP 2 to 127.0.0.2", .qpn = 2, .dip = 2,
+		  .want = NOBODY },
+		{ .what = "QP 2 to .2, a MAC", .qpn = 2, .dip = 2, .dmac = 0x0B,
+		  .want = NOBODY },
+		{ .what = "QP 3 to 127.0.0.2", .qpn = 3, .dip = 2, .want = 12 },
+	};
+	static const struct fcase ip6[] = {
+		{ .what = "QP 2 to ::1 (IPv4 port)", .qpn = 2, .want = NOBODY },
+	};
+	static const struct fcase by_mac[] = {
+		{ .what = "QP 2 to .1, its MAC", .qpn = 2, .dmac = 0x0B,
+		  .want = 11 },
+		{ .what = "QP 2 to .1, another MAC", .qpn = 2, .dmac = 0x0C,
+		  .want = NOBODY },
+		{ .what = "QP 2 to .5, no MAC", .qpn = 2, .dip = 5,
+		  .want = 11 },
+	};
+
+	(void)state;
+	memcpy(lo1.dst, "\x7F\0\0\x01", 4);
+	memcpy(mac.dst, "\x7F\0\0\x05", 4);
+	memcpy(mac.dst_mac, "\x02\0\0\0\0\x0B", 6);
+	attach_prog(T.pk[1], 11, &lo1);
+	run_cases(RAW4, ip4, N(ip4));
+	run_cases(RAW6, ip6, N(ip6));
+	attach_prog(T.pk[1], 11, &mac);
+	run_cases(RAW4, by_mac, N(by_mac));
+	attach_prog(T.pk[1], 11, NULL);
+}
+
 static void test_bad_args(void **state)
 {
 	struct ernic_steer none;
@@ -485,14 +541,14 @@ static void test_bad_args(void **state)
 
 	(void)state;
 	errno = 0;
-	assert_int_equal(ernic_steer_frame_prog(&T.st, ERNIC_STEER_SLOTS, err,
-						sizeof(err)), -1);
+	assert_int_equal(ernic_steer_frame_prog(&T.st, ERNIC_STEER_SLOTS, NULL,
+						err, sizeof(err)), -1);
 	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(err, "frame steering program"));
 	ernic_steer_init(&none);
 	errno = 0;
-	assert_int_equal(ernic_steer_frame_prog(&none, 1, err, sizeof(err)),
-			 -1);
+	assert_int_equal(ernic_steer_frame_prog(&none, 1, NULL, err,
+						sizeof(err)), -1);
 	assert_int_equal(errno, EINVAL);
 }
 
@@ -503,6 +559,7 @@ int main(void)
 		cmocka_unit_test(test_ipv4_options),
 		cmocka_unit_test(test_raw_frames),
 		cmocka_unit_test(test_no_qp1_owner),
+		cmocka_unit_test(test_addressed),
 		cmocka_unit_test(test_bad_args),
 	};
 	int rc;
