@@ -513,6 +513,14 @@ static void test_addressed(void **state)
 	static const struct fcase ip6[] = {
 		{ .what = "QP 2 to ::1 (IPv4 port)", .qpn = 2, .want = NOBODY },
 	};
+	static const struct fcase v6_ours[] = {
+		{ .what = "QP 2 to ::1 (IPv6 port)", .qpn = 2, .want = 11 },
+	};
+	static const struct fcase v4_not[] = {
+		{ .what = "QP 2 to 127.0.0.1 (IPv6 port)", .qpn = 2,
+		  .want = NOBODY },
+	};
+	struct roce_l3 v6 = { .family = AF_INET6 };
 	static const struct fcase by_mac[] = {
 		{ .what = "QP 2 to .1, its MAC", .qpn = 2, .dmac = 0x0B,
 		  .want = 11 },
@@ -531,6 +539,10 @@ static void test_addressed(void **state)
 	run_cases(RAW6, ip6, N(ip6));
 	attach_prog(T.pk[1], 11, &mac);
 	run_cases(RAW4, by_mac, N(by_mac));
+	v6.dst[15] = 1;		/* ::1 */
+	attach_prog(T.pk[1], 11, &v6);
+	run_cases(RAW6, v6_ours, N(v6_ours));
+	run_cases(RAW4, v4_not, N(v4_not));
 	attach_prog(T.pk[1], 11, NULL);
 }
 

@@ -163,7 +163,7 @@ struct ernic_cq {
 	 * under the queue's lock last found nothing to report, or
 	 * ERNIC_QUIET_NONE (ernic_quiet_set). Kept here, not in the QP, so
 	 * that a spinning poll compares them without the CQ's lock
-	 * (ernic_poll.c cq_spin): the CQ and the doorbell pool outlive
+	 * (ernic_poll.c words_quiet): the CQ and the doorbell pool outlive
 	 * every QP attached. */
 	_Atomic uint64_t quiet[2][ERNIC_CQ_WORDS * 64];
 	/* Empty polls lent their thread to the IP (ernic_cq_lend) since
@@ -564,12 +564,14 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 static inline int ernic_sq_state(struct ernic_qp *qp, bool *flush)
 {
 	int st = atomic_load(&qp->dp_state);
+	bool err = atomic_load(&qp->err);
 
-	*flush = atomic_load(&qp->err) || st == IBV_QPS_ERR ||
-		 st == IBV_QPS_SQE;
-	if (!*flush && st != IBV_QPS_RTS)
-		return EINVAL;
-	return 0;
+	if (st == IBV_QPS_RTS && !err) {	/* the common case first */
+		*flush = false;
+		return 0;
+	}
+	*flush = err || st == IBV_QPS_ERR || st == IBV_QPS_SQE;
+	return *flush ? 0 : EINVAL;
 }
 int ernic_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
@@ -718,14 +720,18 @@ static inline uint32_t ernic_ring_next(uint32_t i, uint32_t depth)
 }
 
 /* QP qpn may have completions for cq in role ERNIC_CQ_SEND or _RECV.
- * Caller holds the QP's sq_lock or rq_lock. */
+ * Caller holds the QP's sq_lock or rq_lock: only a poll holding it
+ * clears the bit, so a bit seen set stays set (no locked write for a
+ * stream of posts). */
 static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
 				 uint32_t qpn)
 {
 	const uint32_t b = qpn - ERNIC_FIRST_RC_QP;
+	_Atomic uint64_t *w = &cq->active[role - 1][b / 64];
+	const uint64_t bit = UINT64_C(1) << (b % 64);
 
-	atomic_fetch_or_explicit(&cq->active[role - 1][b / 64],
-				 UINT64_C(1) << (b % 64), memory_order_relaxed);
+	if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
+		atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
 }
 
 /* The quiet word of qp's queue in role ERNIC_CQ_SEND or _RECV, in the CQ
