@@ -26,6 +26,17 @@ static size_t ring_bytes(uint32_t frames)
 	return (size_t)frames * WIRE_RING_FRAME;
 }
 
+/* A ring of `frames` slots, in whole blocks. */
+static struct tpacket_req ring_req(uint32_t frames)
+{
+	return (struct tpacket_req){
+		.tp_block_size = RING_BLOCK,
+		.tp_block_nr = (unsigned int)(ring_bytes(frames) / RING_BLOCK),
+		.tp_frame_size = WIRE_RING_FRAME,
+		.tp_frame_nr = frames,
+	};
+}
+
 static struct tpacket2_hdr *rx_slot(const struct wire_ring *g, uint32_t i)
 {
 	return (struct tpacket2_hdr *)(g->map + (size_t)i * WIRE_RING_FRAME);
@@ -64,20 +75,8 @@ int wire_ring_init(struct wire_ring *g, int fd, struct model_wire_stats *stats,
 		   char *err, size_t errlen)
 {
 	const int v2 = TPACKET_V2, one = 1;
-	struct tpacket_req rx = {
-		.tp_block_size = RING_BLOCK,
-		.tp_block_nr = (unsigned int)(ring_bytes(WIRE_RING_RX_FRAMES) /
-					      RING_BLOCK),
-		.tp_frame_size = WIRE_RING_FRAME,
-		.tp_frame_nr = WIRE_RING_RX_FRAMES,
-	};
-	struct tpacket_req tx = {
-		.tp_block_size = RING_BLOCK,
-		.tp_block_nr = (unsigned int)(ring_bytes(WIRE_RING_TX_FRAMES) /
-					      RING_BLOCK),
-		.tp_frame_size = WIRE_RING_FRAME,
-		.tp_frame_nr = WIRE_RING_TX_FRAMES,
-	};
+	const struct tpacket_req rx = ring_req(WIRE_RING_RX_FRAMES),
+				 tx = ring_req(WIRE_RING_TX_FRAMES);
 	int e;
 
 	memset(g, 0, sizeof(*g));

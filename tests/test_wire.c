@@ -43,8 +43,10 @@ struct port {
 	struct roce_l3 self;	/* family, src = our address, sport */
 };
 
-static bool open_port(struct port *p, int family, const char *addr,
-		      enum ernic_wire mode, bool may_fail)
+/* A port on lo at addr; mac: its MAC (NULL: zeros, as lo's). */
+static bool open_port_mac(struct port *p, int family, const char *addr,
+			  enum ernic_wire mode, const uint8_t *mac,
+			  bool may_fail)
 {
 	struct ernic_conf c;
 	char err[256] = "";
@@ -54,6 +56,8 @@ static bool open_port(struct port *p, int family, const char *addr,
 	assert_int_equal(inet_pton(family, addr, c.addr), 1);
 	c.wire = mode;
 	strcpy(c.netdev, "lo");
+	if (mac)
+		memcpy(c.mac, mac, 6);
 	p->w = model_wire_open(&c, err, sizeof(err));
 	if (!p->w) {
 		if (may_fail)
@@ -65,9 +69,16 @@ static bool open_port(struct port *p, int family, const char *addr,
 	memset(&p->self, 0, sizeof(p->self));
 	p->self.family = family;
 	memcpy(p->self.src, c.addr, 16);
+	memcpy(p->self.src_mac, c.mac, 6);
 	p->self.sport = c.udp_sport;
 	p->self.ttl = 64;
 	return true;
+}
+
+static bool open_port(struct port *p, int family, const char *addr,
+		      enum ernic_wire mode, bool may_fail)
+{
+	return open_port_mac(p, family, addr, mode, NULL, may_fail);
 }
 
 /* Envelope of a packet from a to b. */
@@ -429,31 +440,6 @@ static void test_frame_lo(void **state)
 	model_wire_close(b.w);
 }
 
-/* b's port with MAC mac (frame mode on lo, 127.0.0.3). */
-static void open_frame_mac(struct port *p, const char *addr,
-			   const uint8_t mac[6])
-{
-	struct ernic_conf c;
-	char err[256] = "";
-
-	ernic_conf_defaults(&c);
-	c.family = AF_INET;
-	assert_int_equal(inet_pton(AF_INET, addr, c.addr), 1);
-	c.wire = ERNIC_WIRE_FRAME;
-	strcpy(c.netdev, "lo");
-	memcpy(c.mac, mac, 6);
-	p->w = model_wire_open(&c, err, sizeof(err));
-	if (!p->w)
-		fail_msg("model_wire_open %s frame: %s", addr, err);
-	p->mode = ERNIC_WIRE_FRAME;
-	memset(&p->self, 0, sizeof(p->self));
-	p->self.family = AF_INET;
-	memcpy(p->self.src, c.addr, 16);
-	memcpy(p->self.src_mac, mac, 6);
-	p->self.sport = c.udp_sport;
-	p->self.ttl = 64;
-}
-
 /*
  * A frame port takes from the netdev only frames addressed to it (its
  * IP, or its MAC when that is not zero): another address's frames on a
@@ -475,7 +461,7 @@ static void test_frame_addressed(void **state)
 	if (!frame_env())
 		skip();
 	open_port(&a, AF_INET, "127.0.0.2", ERNIC_WIRE_FRAME, false);
-	open_frame_mac(&b, "127.0.0.3", mac_b);
+	open_port_mac(&b, AF_INET, "127.0.0.3", ERNIC_WIRE_FRAME, mac_b, false);
 	/* to a third address, other MAC: nobody's (twice, for the read) */
 	l3_between(&a, &b, &l3);
 	assert_int_equal(inet_pton(AF_INET, "127.0.0.9", l3.dst), 1);
