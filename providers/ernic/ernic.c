@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 int ernic_log_level;
 

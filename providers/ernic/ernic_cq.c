@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 /* Count a CQ in or out against max_cq; false when none is left. */
 static bool count_cq(struct ibv_context *context, int n)

@@ -13,6 +13,7 @@
 #include <errno.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 static struct ernic_cq *ex_to_ecq(struct ibv_cq_ex *cqx)
 {

@@ -14,6 +14,7 @@
 #include <endian.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 #include "ernic_time.h"
 
 /* Table 2-1 OPCODE of a posted WQE (swqe) -> work completion opcode */

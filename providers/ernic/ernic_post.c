@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 enum op_kind { OPK_SEND, OPK_WRITE, OPK_READ };
 

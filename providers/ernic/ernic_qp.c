@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 #include "ernic_time.h"
 
 #define ERNIC_DRAIN_TIMEOUT_MS 200

@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 /*
  * ibv_qp_ex: wr_start locks the SQ; each wr_<opcode> opens a work request

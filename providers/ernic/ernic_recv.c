@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 /* IBTA RC SEND opcodes (BTH) as RXLEN reports them. */
 static const struct {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ernic.h"
+#include "ernic_cq.h"
 
 #define DEPTH 16u		/* SQ, CQ, RQ ring and receive slots */
 #define QPN 2u
