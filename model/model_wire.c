@@ -647,17 +647,39 @@ static bool udp_l3_ok(const struct model_wire *w, const struct roce_l3 *l3)
 /* A frame for l3 and the packet tp[0, hdr), pay_len bytes at pay, then
  * tp[hdr, tlen), written into the next transmit slot and marked for
  * sending (wire_ring.h): the frame port's one copy of each packet. */
+/* A packet in roce_build_split's layout, tp[0, hdr), pay_len bytes at
+ * pay, then tp[hdr, tlen): 0 when it is one we build, else EINVAL or
+ * EMSGSIZE. */
+static int split_check(size_t tlen, size_t hdr, const uint8_t *pay,
+		       size_t pay_len)
+{
+	if (hdr > tlen || (pay_len && !pay))
+		return EINVAL;
+	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
+		return EMSGSIZE;
+	return 0;
+}
+
+/* That packet glued at dst (tlen + pay_len bytes; split_check passed). */
+static void split_glue(uint8_t *dst, const uint8_t *tp, size_t tlen,
+		       size_t hdr, const uint8_t *pay, size_t pay_len)
+{
+	memcpy(dst, tp, hdr);
+	if (pay_len)
+		memcpy(dst + hdr, pay, pay_len);
+	memcpy(dst + hdr + pay_len, tp + hdr, tlen - hdr);
+}
+
 static int frame_queue(struct model_wire *w, const struct roce_l3 *l3,
 		       const uint8_t *tp, size_t tlen, size_t hdr,
 		       const uint8_t *pay, size_t pay_len)
 {
 	size_t hl = roce_frame_hdr_len(l3->family), cap, flen;
+	int rc = split_check(tlen, hdr, pay, pay_len);
 	uint8_t *f;
 
-	if (hdr > tlen || (pay_len && !pay))
-		return EINVAL;
-	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
-		return EMSGSIZE;
+	if (rc)
+		return rc;
 	f = wire_ring_tx_slot(&w->ring, w->fd, &cap);
 	if (!f) {
 		/* every slot still the kernel's: a congested link */
@@ -666,10 +688,7 @@ static int frame_queue(struct model_wire *w, const struct roce_l3 *l3,
 	}
 	if (hl + tlen + pay_len > cap)
 		return EMSGSIZE;
-	memcpy(f + hl, tp, hdr);
-	if (pay_len)
-		memcpy(f + hl + hdr, pay, pay_len);
-	memcpy(f + hl + hdr + pay_len, tp + hdr, tlen - hdr);
+	split_glue(f + hl, tp, tlen, hdr, pay, pay_len);
 	flen = roce_frame_build(f, cap, l3, tlen + pay_len);
 	if (!flen)
 		return EINVAL;
@@ -712,6 +731,7 @@ int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
 			   const uint8_t *pay, size_t pay_len)
 {
 	uint8_t pkt[ROCE_MAX_TRANSPORT];
+	int rc;
 
 	if (w && w->tx) {
 		if (!l3 || !tp || l3->family != w->family || !udp_l3_ok(w, l3))
@@ -729,13 +749,12 @@ int model_wire_queue_split(struct model_wire *w, const struct roce_l3 *l3,
 	if (!pay_len)
 		return model_wire_send(w, l3, tp, tlen);
 	/* A tap port copies each packet anyway: glued here. */
-	if (!tp || !pay || hdr > tlen)
+	if (!tp)
 		return EINVAL;
-	if (tlen > ROCE_MAX_TRANSPORT || pay_len > ROCE_MAX_TRANSPORT - tlen)
-		return EMSGSIZE;
-	memcpy(pkt, tp, hdr);
-	memcpy(pkt + hdr, pay, pay_len);
-	memcpy(pkt + hdr + pay_len, tp + hdr, tlen - hdr);
+	rc = split_check(tlen, hdr, pay, pay_len);
+	if (rc)
+		return rc;
+	split_glue(pkt, tp, tlen, hdr, pay, pay_len);
 	return model_wire_send(w, l3, pkt, tlen + pay_len);
 }
 
