@@ -70,6 +70,11 @@ struct ernic_dev {
 	int open_count;
 	struct ernic_conf conf;
 	struct ernic_access *acc;
+	/* CQs of this process whose empty polls lent their thread to the
+	 * IP and that still had work outstanding when last polled
+	 * (ernic_cq_lend, ernic_cq_polled): polling is over when the last
+	 * of them runs out of work, not when any one does. */
+	_Atomic uint32_t lent_cqs;
 	struct ernic_dma errbuf, ipkterrq, resperr, datbuf, dbpool;
 	struct ernic_dma qp1_sq, qp1_cq, qp1_rq;
 	struct ernic_mad *mad;		/* QP1's MADs (ernic_mad.c) */
@@ -167,7 +172,8 @@ struct ernic_cq {
 	 * every QP attached. */
 	_Atomic uint64_t quiet[2][ERNIC_CQ_WORDS * 64];
 	/* Empty polls lent their thread to the IP (ernic_cq_lend) since
-	 * the IP last heard that polling ended (ernic_cq_polled). */
+	 * this CQ last ran out of work (ernic_cq_polled); counted in the
+	 * device's lent_cqs while set. */
 	_Atomic bool lent;
 	struct ibv_wc cur;		/* ibv_cq_ex: the one being read */
 };

@@ -155,6 +155,7 @@ int ernic_destroy_cq(struct ibv_cq *ibcq)
 	if (busy)
 		return EBUSY;
 	ernic_events_cq_gone(dev, cq);
+	ernic_cq_unlend(cq);
 	if (cq->ev_fd >= 0)
 		close(cq->ev_fd);
 	count_cq(ibcq->context, -1);

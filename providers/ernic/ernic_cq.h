@@ -120,24 +120,41 @@ static inline bool ernic_cq_idle(struct ernic_cq *cq)
 	return !any;
 }
 
-/* An empty poll of cq lends its thread to the IP: ernic_progress. */
+/* An empty poll of cq lends its thread to the IP: ernic_progress. The
+ * first lend since the CQ last ran out of work counts it in lent_cqs. */
 static inline bool ernic_cq_lend(struct ernic_cq *cq)
 {
-	atomic_store_explicit(&cq->lent, true, memory_order_relaxed);
-	return ernic_progress(ctx_dev(cq->vcq.cq.context)->acc);
+	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+
+	if (!atomic_load_explicit(&cq->lent, memory_order_relaxed) &&
+	    !atomic_exchange_explicit(&cq->lent, true, memory_order_relaxed))
+		atomic_fetch_add_explicit(&dev->lent_cqs, 1,
+					  memory_order_relaxed);
+	return ernic_progress(dev->acc);
 }
 
-/* A poll of cq took completions. If its empty polls lent their thread
- * to the IP and nothing is outstanding any more, polling is over for
- * now: the IP watches for packets itself again (ernic_progress_stop),
- * rather than after a while. */
+/* cq stops counting in lent_cqs; the last one out tells the IP that
+ * polling is over for now (ernic_progress_stop): it watches for packets
+ * itself again at once rather than after a while. Polls of other CQs
+ * that still wait for work (a receive CQ beside a send CQ) keep the
+ * port: waking the IP's thread for each packet would only preempt them. */
+static inline void ernic_cq_unlend(struct ernic_cq *cq)
+{
+	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+
+	if (atomic_exchange_explicit(&cq->lent, false, memory_order_relaxed) &&
+	    atomic_fetch_sub_explicit(&dev->lent_cqs, 1,
+				      memory_order_relaxed) == 1)
+		ernic_progress_stop(dev->acc);
+}
+
+/* A poll of cq took completions: if its empty polls lent their thread
+ * and nothing is outstanding any more, it stops counting as lent. */
 static inline void ernic_cq_polled(struct ernic_cq *cq)
 {
 	if (atomic_load_explicit(&cq->lent, memory_order_relaxed) &&
-	    ernic_cq_idle(cq)) {
-		atomic_store_explicit(&cq->lent, false, memory_order_relaxed);
-		ernic_progress_stop(ctx_dev(cq->vcq.cq.context)->acc);
-	}
+	    ernic_cq_idle(cq))
+		ernic_cq_unlend(cq);
 }
 
 #endif
