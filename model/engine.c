@@ -558,15 +558,25 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		pthread_mutex_unlock(&e->lock);
 	}
 
-	/* Nothing came in and nothing is held: the rest is the thread's. */
-	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding))
+	/* Nothing came in and nothing is held: the rest is the thread's,
+	 * but for the ACKs an earlier poll's pass left (eng_acks_late). */
+	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding)) {
+		if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
+			pthread_mutex_lock(&e->lock);
+			eng_rx_acks_flush(e);
+			model_wire_flush(e->wire);
+			pthread_mutex_unlock(&e->lock);
+		}
 		return next;
+	}
 	for (uint32_t w = 0; w < ENG_QP_WORDS; w++)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
 	/* The responses to what came in (ACKs, read responses' first
-	 * turn) leave now, not after every QP's turn below. */
-	eng_rx_acks_flush(e);
+	 * turn) leave now, not after every QP's turn below; a poll's
+	 * pass may leave its ACKs to what its thread sends next. */
+	if (!rx_or_none || !eng_acks_late(e))
+		eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
 		*busy = true;
@@ -771,6 +781,11 @@ void eng_destroy(struct eng *e)
 	}
 	if (e->running)
 		pthread_join(e->thread, NULL);
+	/* what a poll's pass left owed (eng_acks_late) */
+	pthread_mutex_lock(&e->lock);
+	eng_rx_acks_flush(e);
+	model_wire_flush(e->wire);
+	pthread_mutex_unlock(&e->lock);
 	e->m->eng = NULL;
 	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
 		free(e->hold[k].q);

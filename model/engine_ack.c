@@ -78,6 +78,28 @@ void eng_rx_acks_flush(struct eng *e)
 	for (uint32_t k = 0; k < e->owed_n; k++)
 		pay_ack(e, e->owed[k]);
 	e->owed_n = 0;
+	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
+}
+
+/*
+ * A poll that took requests in its own thread (eng_progress) returns
+ * their completions at once; the ACK they owe can go with what its
+ * thread sends next (a ping-pong's reply: one sendmmsg for both, not two)
+ * or at its next poll. The thread away from the port (eng_thread_main)
+ * wakes within ENG_POLL_WATCH_NS and pays them if no poll or post did,
+ * so a requester waits that long at most, when its peer stops polling.
+ * Dekker with the thread's return to the port: it sees acks_late before
+ * it sleeps without a timeout, or we see it back and pay now.
+ */
+bool eng_acks_late(struct eng *e)
+{
+	if (!e->owed_n || !atomic_load(&e->away))
+		return false;
+	atomic_store(&e->acks_late, true);
+	if (atomic_load(&e->away))
+		return true;
+	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
+	return false;
 }
 
 void eng_send_ack(struct eng *e, uint32_t i, uint32_t psn)

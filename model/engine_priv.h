@@ -204,6 +204,9 @@ struct eng {
 	 * it, until software says its polls end (`reclaim`). */
 	atomic_uint polls;
 	atomic_bool away, reclaim;
+	/* A pass a poll ran left the ACKs its requests owed unpaid
+	 * (eng_acks_late): the next post, poll or pass pays them. */
+	atomic_bool acks_late;
 
 	pthread_mutex_t lock;		/* everything below */
 	struct roce_l3 local;		/* our address, MAC, UDP port */
@@ -380,6 +383,10 @@ void eng_ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p);
 uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
 /* Send the ACKs a receive batch owes (owe_ack). */
 void eng_rx_acks_flush(struct eng *e);
+/* A pass a poll ran (eng_run's rx_or_none) may leave the ACKs it owes
+ * unpaid while the thread is away from the port: true if it may (and
+ * acks_late is set), false if they must go now. Lock held. */
+bool eng_acks_late(struct eng *e);
 
 /* ---- engine_read.c: the READ responder ---- */
 /* Response packets of a read of len bytes (a zero-length read has one). */

@@ -65,6 +65,8 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	/* Streams too: waking the thread for each doorbell cost more than
 	 * the overlap with it gained (ib_send_bw -s 2 on two CPUs: 0.05 ->
 	 * 0.09 M msg/s; 64 KiB bandwidth the same). */
+	/* ACKs a poll's pass left (eng_acks_late) go in the same send */
+	eng_rx_acks_flush(e);
 	eng_tx_room(e);
 	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
 	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
@@ -123,8 +125,11 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 	switch ((off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE) {
 	case ERNIC_QPCONF:
 		/* Synchronous: after software disables a QP the engine
-		 * must not write its queues any more. */
+		 * must not write its queues any more. ACKs still owed are
+		 * paid first, from the QP as it was (eng_acks_late). */
 		pthread_mutex_lock(&e->lock);
+		eng_rx_acks_flush(e);
+		model_wire_flush(e->wire);
 		eng_qp_sync(e, qp);
 		pthread_mutex_unlock(&e->lock);
 		break;
@@ -298,7 +303,8 @@ void *eng_thread_main(void *arg)
 		tsp = sleep_for(e, next, away ? ENG_POLL_WATCH_NS : 0, &ts);
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
-		if (!any_dirty(e) && !atomic_load(&e->stop))
+		if (!any_dirty(e) && !atomic_load(&e->stop) &&
+		    !atomic_load(&e->acks_late))
 			n = ppoll(pfd, 3, tsp, NULL);
 		atomic_store(&e->sleeping, 0);
 		if (away)
@@ -328,7 +334,9 @@ void *eng_thread_main(void *arg)
 			seen = atomic_load(&e->polls);
 			pass = true;
 		} else {
-			pass = !(away && n == 0 &&
+			/* (ACKs a poll's pass left: eng_acks_late) */
+			pass = atomic_load(&e->acks_late) ||
+			       !(away && n == 0 &&
 				 atomic_load(&e->polls) != seen &&
 				 (!next || eng_now(e) < next));
 		}

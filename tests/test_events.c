@@ -465,6 +465,43 @@ static void test_write_after_spin(void **state)
 	pair_down(&p);
 }
 
+/* A's retransmissions so far (RETRYCNTSTS) */
+static uint32_t a_retries(void)
+{
+	uint32_t v = 0;
+
+	assert_int_equal(ernicdv_reg_read(A.ctx, ERNIC_RETRYCNTSTS, &v), 0);
+	return v;
+}
+
+/* A receiver whose poll took a SEND in its own thread may leave the ACK
+ * to what it sends next; when it sends nothing and stops polling, with
+ * another receive still outstanding (its polls are not over), the ACK
+ * still comes, from its engine thread, and the sender completes without
+ * sending anything again (conn_std's timeout: 67 ms). */
+static void test_ack_after_last_poll(void **state)
+{
+	struct pair p;
+	uint32_t r0;
+
+	(void)state;
+	pair_up(&p, 16, 16);
+	post_recv1(p.b, 2, B.buf + 4096, 100, B.mr->lkey);
+	for (int round = 0; round < 3; round++) {
+		recv_then_spin(&p, B.cq, 1000);
+		r0 = a_retries();
+		post1(p.a, (uint64_t)round, IBV_WR_SEND, A.buf, 100, 0, 0, 0,
+		      IBV_SEND_SIGNALED);
+		poll_one(B.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 2 - !!round);
+		/* B polls no more; A's poll takes the ACK when it comes */
+		poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_SEND, (uint64_t)round);
+		if (a_retries() != r0)
+			fail_msg("round %d: the SEND was sent again: its ACK "
+				 "was lost", round);
+	}
+	pair_down(&p);
+}
+
 /* A burst of WRITEs, then only the channel: no poll lends its thread
  * to the engine between events. Every WQE rung while the first was in
  * flight still leaves, without a poll to carry it, and its data lands. */
@@ -526,6 +563,7 @@ int dp_run_events(void)
 					  ev_teardown),
 		cmocka_unit_test_teardown(test_event_after_spin, ev_teardown),
 		cmocka_unit_test(test_write_after_spin),
+		cmocka_unit_test(test_ack_after_last_poll),
 		cmocka_unit_test_teardown(test_burst_without_polls,
 					  ev_teardown),
 	};
