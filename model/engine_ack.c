@@ -86,7 +86,7 @@ void eng_rx_acks_flush(struct eng *e)
  * their completions at once; the ACK they owe can go with what its
  * thread sends next (a ping-pong's reply: one sendmmsg for both, not two)
  * or at its next poll. The thread away from the port (eng_thread_main)
- * wakes within ENG_POLL_WATCH_NS and pays them if no poll or post did,
+ * wakes within ENG_POLL_WATCH_MAX_NS and pays them if no poll or post did,
  * so a requester waits that long at most, when its peer stops polling.
  * Dekker with the thread's return to the port: it sees acks_late before
  * it sleeps without a timeout, or we see it back and pay now.

@@ -207,14 +207,18 @@ static void rt_govern(struct eng_rt *rt)
  * packets as they arrive; a thread woken by each packet as well would
  * only preempt them and contend for the engine's locks (a third of its
  * time in ib_send_bw -s 2). So while polls keep running, the thread
- * sleeps away from the port, ENG_POLL_WATCH_NS at a time, doorbells and
- * timers waking it as ever. It watches the port again when software
- * says its polls end (eng_progress_stop: the CQ has nothing outstanding
- * any more, or is armed for an event), or after a sleep in which no
- * poll ran: what an application that just stops polling costs is up to
- * this much delay for the packet that comes after its last poll.
+ * sleeps away from the port, ENG_POLL_WATCH_NS at a time, doubled after
+ * each sleep through which polls went on up to ENG_POLL_WATCH_MAX_NS
+ * (each wakeup preempts a polling application on a busy machine),
+ * doorbells and timers waking it as ever. It watches the port again
+ * when software says its polls end (eng_progress_stop: the process's
+ * CQs have nothing outstanding any more, or one is armed for an event),
+ * or after a sleep in which no poll ran: what an application that just
+ * stops polling costs is up to two such sleeps' delay for the packet
+ * that comes after its last poll.
  */
 #define ENG_POLL_WATCH_NS 200000u
+#define ENG_POLL_WATCH_MAX_NS 1600000u
 
 /* Dekker with the thread's going away (eng_thread_main): it sees the
  * reclaim and stays, or it is seen away and woken. */
@@ -271,7 +275,7 @@ void *eng_thread_main(void *arg)
 	struct eng_rt rt = { .start = ernic_clock_ns(CLOCK_MONOTONIC),
 			     .cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 	unsigned int seen = atomic_load(&e->polls);
-	uint64_t next = 0;
+	uint64_t next = 0, watch = ENG_POLL_WATCH_NS;
 	bool pass = true;
 
 	/* named for top, perf and gdb (a failure costs only the name) */
@@ -300,7 +304,7 @@ void *eng_thread_main(void *arg)
 		away = go_away(e, &seen);
 		if (away)
 			pfd[0].fd = -1;
-		tsp = sleep_for(e, next, away ? ENG_POLL_WATCH_NS : 0, &ts);
+		tsp = sleep_for(e, next, away ? watch : 0, &ts);
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
 		if (!any_dirty(e) && !atomic_load(&e->stop) &&
@@ -333,12 +337,17 @@ void *eng_thread_main(void *arg)
 		if (atomic_exchange(&e->reclaim, false)) {
 			seen = atomic_load(&e->polls);
 			pass = true;
+			watch = ENG_POLL_WATCH_NS;
 		} else {
+			bool polled_on = away && n == 0 &&
+					 atomic_load(&e->polls) != seen;
+
 			/* (ACKs a poll's pass left: eng_acks_late) */
 			pass = atomic_load(&e->acks_late) ||
-			       !(away && n == 0 &&
-				 atomic_load(&e->polls) != seen &&
-				 (!next || eng_now(e) < next));
+			       !(polled_on && (!next || eng_now(e) < next));
+			watch = !polled_on ? ENG_POLL_WATCH_NS :
+				watch < ENG_POLL_WATCH_MAX_NS / 2 ? 2 * watch :
+				ENG_POLL_WATCH_MAX_NS;
 		}
 	}
 	return NULL;
