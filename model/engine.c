@@ -510,10 +510,22 @@ uint64_t eng_run_once(struct eng *e, bool *busy)
 	return eng_run(e, busy, false);
 }
 
+/* The pass's time, read once and only when needed: a poll's pass that
+ * finds the port empty reads no clock. */
+static uint64_t pass_now(const struct eng *e, uint64_t *now, bool *have)
+{
+	if (!*have) {
+		*now = eng_now(e);
+		*have = true;
+	}
+	return *now;
+}
+
 uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 {
 	struct ernic_model *m = e->m;
-	uint64_t next = 0, now = eng_now(e), taken = e->rx_taken;
+	uint64_t next = 0, now = 0, taken = e->rx_taken;
+	bool have_now = false;
 	bool enabled = eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN, held;
 	int rx;
 
@@ -521,7 +533,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	/* (holds start only in passes, one at a time: no race here) */
 	if (atomic_load(&e->holding)) {
 		pthread_mutex_lock(&e->lock);
-		next = rx_held(e, now, enabled);
+		next = rx_held(e, pass_now(e, &now, &have_now), enabled);
 		pthread_mutex_unlock(&e->lock);
 	}
 	/* RX first: responses free the window. Bounded per pass. */
@@ -551,7 +563,8 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);
-		rx_one(e, &l3, tp, tlen, syn, chk, now);
+		rx_one(e, &l3, tp, tlen, syn, chk,
+		       pass_now(e, &now, &have_now));
 		for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
 			if (e->hold[k].qp && (!next || e->hold[k].until < next))
 				next = e->hold[k].until;
@@ -587,6 +600,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		e->tx_rr = ERNIC_FIRST_RC_QP;
 	/* Enabled QPs only (en_map; an enable edge is synced when QPCONFi
 	 * is written), from tx_rr on, then those before it. */
+	pass_now(e, &now, &have_now);
 	for (int half = 0; half < 2; half++) {
 		const uint32_t lo = half ? ERNIC_FIRST_RC_QP : e->tx_rr;
 		const uint32_t hi = half ? e->tx_rr : m->c_num_qp + 1;
