@@ -83,21 +83,27 @@ void eng_rx_acks_flush(struct eng *e)
 
 /*
  * A poll that took requests in its own thread (eng_progress) returns
- * their completions at once; the ACK they owe can go with what its
- * thread sends next (a ping-pong's reply: one sendmmsg for both, not two)
- * or at its next poll. The thread away from the port (eng_thread_main)
- * wakes within ENG_POLL_WATCH_MAX_NS and pays them if no poll or post did,
- * so a requester waits that long at most, when its peer stops polling.
+ * their completions at once; when they are one QP's, and that QP sent a
+ * request of its own after the last time (it answers: a ping-pong), the
+ * ACK can go with what its thread sends next (the reply: one sendmmsg
+ * for both, not two) or at its next poll. A stream's receiver, which
+ * sends nothing back, ACKs at once: its requester waits for the window.
+ * The thread away from the port (eng_thread_main) wakes within
+ * ENG_POLL_WATCH_MAX_NS and pays them if no poll or post did, so a
+ * requester waits that long at most, when its peer stops polling.
  * Dekker with the thread's return to the port: it sees acks_late before
  * it sleeps without a timeout, or we see it back and pay now.
  */
 bool eng_acks_late(struct eng *e)
 {
-	if (!e->owed_n || !atomic_load(&e->away))
+	if (e->owed_n != 1 || !e->qp[e->owed[0]].replied ||
+	    !atomic_load(&e->away))
 		return false;
 	atomic_store(&e->acks_late, true);
-	if (atomic_load(&e->away))
+	if (atomic_load(&e->away)) {
+		e->qp[e->owed[0]].replied = false;
 		return true;
+	}
 	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
 	return false;
 }

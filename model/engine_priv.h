@@ -139,6 +139,8 @@ struct eng_qp {
 				 * WRITEs with immediate (receive credits) */
 	uint32_t hold;		/* 1 + its eng->hold slot, or 0 */
 	bool ack_owed;		/* ACK owed at the end of the RX batch */
+	bool replied;		/* sent a request since it last left an
+				 * ACK for later (eng_acks_late) */
 	uint32_t owed_psn, owed_msn;
 	bool ack_pending;	/* coalesced ACK owed for ack_psn */
 	uint32_t ack_psn;

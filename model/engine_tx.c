@@ -323,8 +323,11 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 		q->tx_cur++;
 	}
 out:
-	if (sent && !q->rto_at)
-		arm_rto(e, i, eng_now(e));
+	if (sent) {
+		q->replied = true;
+		if (!q->rto_at)
+			arm_rto(e, i, eng_now(e));
+	}
 	return !budget;
 }
 

@@ -474,20 +474,29 @@ static uint32_t a_retries(void)
 	return v;
 }
 
-/* A receiver whose poll took a SEND in its own thread may leave the ACK
- * to what it sends next; when it sends nothing and stops polling, with
- * another receive still outstanding (its polls are not over), the ACK
- * still comes, from its engine thread, and the sender completes without
+/* A side that answers (B sent A a message since it last took one) and
+ * whose poll takes a SEND in its own thread may leave the ACK to what it
+ * sends next; when it sends nothing and stops polling, with another
+ * receive still outstanding (its polls are not over), the ACK still
+ * comes, from its engine thread, and the sender completes without
  * sending anything again (conn_std's timeout: 67 ms). */
 static void test_ack_after_last_poll(void **state)
 {
+	struct ibv_sge s = sge(B.buf + 8192, 50, B.mr->lkey);
+	struct ibv_send_wr wr, *bad;
 	struct pair p;
 	uint32_t r0;
 
 	(void)state;
 	pair_up(&p, 16, 16);
 	post_recv1(p.b, 2, B.buf + 4096, 100, B.mr->lkey);
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < 8; round++) {
+		/* B answers first: a ping-pong's side */
+		post_recv1(p.a, 10, A.buf + 4096, 100, A.mr->lkey);
+		wr_set(&wr, 20, IBV_WR_SEND, &s, 1, IBV_SEND_SIGNALED);
+		assert_int_equal(ibv_post_send(p.b, &wr, &bad), 0);
+		poll_one(A.cq, IBV_WC_SUCCESS, IBV_WC_RECV, 10);
+		poll_one(B.cq, IBV_WC_SUCCESS, IBV_WC_SEND, 20);
 		recv_then_spin(&p, B.cq, 1000);
 		r0 = a_retries();
 		post1(p.a, (uint64_t)round, IBV_WR_SEND, A.buf, 100, 0, 0, 0,
