@@ -36,6 +36,7 @@ static void pay_ack(struct eng *e, uint32_t i)
 	if (!q->ack_owed)
 		return;
 	q->ack_owed = false;
+	q->owed_reqs = 0;
 	aeth_out(e, i, q->owed_psn, ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
 		 q->owed_msn);
 }
@@ -53,30 +54,43 @@ void eng_send_aeth(struct eng *e, uint32_t i, uint32_t psn, uint8_t syn)
  * one ACK, for the last of them, when the batch is done (IBTA lets an
  * ACK stand for every PSN before it): a stream of small messages costs
  * its requester one ACK per batch instead of one per message, and a
- * request alone in its batch is answered as soon as before. Lock held.
+ * request alone in its batch is answered as soon as before. A QP's
+ * ENG_ACK_BATCH-th request of a batch is answered at once: a requester
+ * at its window would otherwise wait, idle, for the whole batch to be
+ * taken. Lock held.
  */
 static void owe_ack(struct eng *e, uint32_t i, uint32_t psn)
 {
 	struct eng_qp *q = &e->qp[i];
 
 	if (!q->ack_owed) {
-		if (e->owed_n == ENG_OWED_MAX) {
-			aeth_out(e, i, psn,
-				 ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
-				 q->msn);
-			return;
+		if (!q->ack_listed) {
+			if (e->owed_n == ENG_OWED_MAX) {
+				aeth_out(e, i, psn,
+					 ROCE_AETH_ACK |
+						 ROCE_AETH_CREDIT_INVALID,
+					 q->msn);
+				return;
+			}
+			e->owed[e->owed_n++] = i;
+			q->ack_listed = true;
 		}
-		e->owed[e->owed_n++] = i;
 		q->ack_owed = true;
 	}
 	q->owed_psn = psn;
 	q->owed_msn = q->msn;
+	if (++q->owed_reqs == ENG_ACK_BATCH) {
+		pay_ack(e, i);
+		model_wire_flush(e->wire);
+	}
 }
 
 void eng_rx_acks_flush(struct eng *e)
 {
-	for (uint32_t k = 0; k < e->owed_n; k++)
+	for (uint32_t k = 0; k < e->owed_n; k++) {
 		pay_ack(e, e->owed[k]);
+		e->qp[e->owed[k]].ack_listed = false;
+	}
 	e->owed_n = 0;
 	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
 }

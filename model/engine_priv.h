@@ -61,6 +61,10 @@
 /* QPs whose ACK may wait for the end of a receive batch at once; more
  * are answered at once. */
 #define ENG_OWED_MAX 64u
+/* Requests of one QP in a receive batch after which it is ACKed at once,
+ * before the batch ends: half the IP's 16 outstanding requests, so that
+ * a requester at its limit sends again while the rest is taken. */
+#define ENG_ACK_BATCH 8u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 /* 64-bit words of a per-QP bitmap (QPs 0..ERNIC_C_NUM_QP_MAX) */
@@ -139,6 +143,8 @@ struct eng_qp {
 				 * WRITEs with immediate (receive credits) */
 	uint32_t hold;		/* 1 + its eng->hold slot, or 0 */
 	bool ack_owed;		/* ACK owed at the end of the RX batch */
+	bool ack_listed;	/* in eng->owed[] */
+	uint32_t owed_reqs;	/* requests the owed ACK answers */
 	bool replied;		/* sent a request since it last left an
 				 * ACK for later (eng_acks_late) */
 	uint32_t owed_psn, owed_msn;

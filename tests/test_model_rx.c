@@ -323,6 +323,25 @@ static void test_ack_per_batch(void **state)
 	no_tx(h);
 }
 
+/* A long batch answers its requester before it ends: the 8th request
+ * (ENG_ACK_BATCH, half the IP's 16 outstanding) is ACKed at once, so
+ * that a requester at its window sends again while the rest is taken;
+ * the batch's last ones get theirs at its end. */
+static void test_ack_mid_batch(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+
+	mh_credit(h, q, 11);
+	for (uint32_t k = 0; k < 11; k++)
+		send_queue(h, RQ_PSN + k);
+	mh_run(h);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 7);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + 10);
+	no_tx(h);
+	assert_int_equal(mh_rq_pending(h, q), 11);
+}
+
 /* Defect: a SEND was ACKed when it landed in an RQ element, receive
  * posted or not. Now it waits (RX pause) for a receive credit and gets
  * the RNR NAK when none comes; once a receive is posted, it is taken. */
@@ -734,6 +753,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_dup_nak_once, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_ack_per_batch, bench_up,
+						bench_down),
+		cmocka_unit_test_setup_teardown(test_ack_mid_batch, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_device_window, bench_up,
 						bench_down),
