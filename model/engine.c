@@ -348,124 +348,6 @@ bool eng_qp_sync(struct eng *e, uint32_t i)
 	return en && !q->fatal;
 }
 
-/* A free hold slot, its queue allocated, or NULL. */
-static struct eng_hold *hold_slot(struct eng *e)
-{
-	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++) {
-		struct eng_hold *h = &e->hold[k];
-
-		if (h->qp)
-			continue;
-		if (!h->q)
-			h->q = calloc(ENG_HOLD_DEPTH, sizeof(*h->q));
-		return h->q ? h : NULL;
-	}
-	return NULL;
-}
-
-bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
-		   const uint8_t *tp, size_t tlen, int chk)
-{
-	struct eng_hold *h = &e->hold[e->qp[i].hold - 1];
-	struct eng_parked *pk;
-
-	if (h->n == ENG_HOLD_DEPTH || tlen > sizeof(pk->pkt))
-		return false;
-	pk = &h->q[(h->head + h->n++) % ENG_HOLD_DEPTH];
-	memcpy(pk->pkt, tp, tlen);
-	pk->len = tlen;
-	pk->l3 = *l3;
-	pk->chk = chk;
-	return true;
-}
-
-/* One received packet; it may be held (its QP's RQ full). Lock held. */
-static void rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
-		   size_t tlen, uint32_t syn, int chk, uint64_t now)
-{
-	struct eng_hold *h = hold_slot(e);
-	uint32_t i;
-
-	e->may_hold = h && tlen <= sizeof(h->q[0].pkt);
-	e->hold_wanted = false;
-	eng_rx_packet(e, l3, tp, tlen, syn, chk);
-	e->may_hold = false;
-	if (!e->hold_wanted)
-		return;
-	/* eng_rx_packet asks only for a request to an existing QP */
-	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
-	h->qp = i;
-	h->head = h->n = 0;
-	h->until = now + e->hold_ns;
-	h->dropped = false;
-	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
-	/* Dekker with eng_reg_written's RQCI: announce the hold, then (a
-	 * pass more, e->parked) look at RQCI again. */
-	atomic_store(&e->holding, true);
-	atomic_thread_fence(memory_order_seq_cst);
-	e->parked = true;
-	eng_hold_park(e, i, l3, tp, tlen, chk);
-}
-
-/*
- * Try the held requests again, oldest first: RQ space may have come
- * back, or the head's time is up (then the responder RNR-NAKs it, and
- * the newer ones behind it meet a requester that resends them anyway).
- * A head that is taken gives the next one a fresh wait. Lock held.
- * Returns the earliest deadline of those still held, or 0.
- */
-static uint64_t rx_held(struct eng *e, uint64_t now, bool enabled)
-{
-	uint64_t next = 0;
-
-	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++) {
-		struct eng_hold *h = &e->hold[k];
-		struct eng_qp *q;
-		bool dropped, fresh = false;
-
-		if (!h->qp)
-			continue;
-		q = &e->qp[h->qp];
-		q->hold = 0;
-		if (!enabled) {
-			h->qp = 0;	/* a disabled IP drops everything */
-			h->n = 0;
-			continue;
-		}
-		while (h->n) {
-			struct eng_parked *pk = &h->q[h->head];
-			uint32_t epsn = q->epsn;
-
-			e->may_hold = fresh || now < h->until;
-			e->hold_wanted = false;
-			e->rerun = true;
-			eng_rx_packet(e, &pk->l3, pk->pkt, pk->len, 0, pk->chk);
-			e->rerun = false;
-			e->may_hold = false;
-			if (e->hold_wanted && h->qp) {
-				if (fresh)
-					h->until = now + e->hold_ns;
-				break;
-			}
-			h->head = (h->head + 1) % ENG_HOLD_DEPTH;
-			h->n--;
-			if (q->epsn != epsn)
-				fresh = true;
-		}
-		if (h->n && h->qp) {
-			q->hold = k + 1;
-			if (!next || h->until < next)
-				next = h->until;
-			continue;
-		}
-		dropped = h->dropped;
-		h->qp = 0;
-		h->n = 0;
-		eng_rx_released(e, (uint32_t)(q - e->qp), dropped);
-	}
-	return next;
-}
-
 /* The first enabled QP (en_map) in [i, hi), or hi. Lock held. */
 static uint32_t next_enabled(const struct eng *e, uint32_t i, uint32_t hi)
 {
@@ -533,7 +415,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	/* (holds start only in passes, one at a time: no race here) */
 	if (atomic_load(&e->holding)) {
 		pthread_mutex_lock(&e->lock);
-		next = rx_held(e, pass_now(e, &now, &have_now), enabled);
+		next = eng_rx_held(e, pass_now(e, &now, &have_now), enabled);
 		pthread_mutex_unlock(&e->lock);
 	}
 	/* RX first: responses free the window. Bounded per pass. */
@@ -563,8 +445,8 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		if (!enabled)
 			continue;	/* a disabled IP drops everything */
 		pthread_mutex_lock(&e->lock);
-		rx_one(e, &l3, tp, tlen, syn, chk,
-		       pass_now(e, &now, &have_now));
+		eng_rx_one(e, &l3, tp, tlen, syn, chk,
+			   pass_now(e, &now, &have_now));
 		for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
 			if (e->hold[k].qp && (!next || e->hold[k].until < next))
 				next = e->hold[k].until;
@@ -760,7 +642,7 @@ void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 	if (!e || !(eng_reg(m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN))
 		return;
 	pthread_mutex_lock(&e->lock);
-	rx_one(e, l3, tp, tlen, 0, check_icrc, eng_now(e));
+	eng_rx_one(e, l3, tp, tlen, 0, check_icrc, eng_now(e));
 	eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	pthread_mutex_unlock(&e->lock);

@@ -442,6 +442,13 @@ void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 /* Send QP1's new WQEs; true if some remain for the next pass. */
 bool eng_qp1_pump(struct eng *e);
 
+/* ---- engine_hold.c: the RX pause ---- */
+/* One received packet; it may be held (its QP's RQ full). Lock held. */
+void eng_rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
+		size_t tlen, uint32_t syn, int chk, uint64_t now);
+/* Try the held requests again. Returns the earliest deadline of those
+ * still held, or 0. Lock held. */
+uint64_t eng_rx_held(struct eng *e, uint64_t now, bool enabled);
 /* Queue a packet behind QP i's held request; false if it is full. */
 bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, int chk);

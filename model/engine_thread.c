@@ -140,7 +140,7 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 	case ERNIC_RQCI:
 		/* Received requests read RQCI themselves: the thread needs
 		 * to hear of it only for one held for RQ space (Dekker with
-		 * rx_one's hold). QP1's MADs are pumped by the thread. */
+		 * eng_rx_one's hold). QP1's MADs are pumped by the thread. */
 		atomic_thread_fence(memory_order_seq_cst);
 		if (qp >= ERNIC_FIRST_RC_QP && !atomic_load(&e->holding))
 			return;
