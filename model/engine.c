@@ -458,8 +458,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding)) {
 		if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
 			pthread_mutex_lock(&e->lock);
-			eng_rx_acks_flush(e);
-			model_wire_flush(e->wire);
+			eng_rx_acks_send(e);
 			pthread_mutex_unlock(&e->lock);
 		}
 		return next;
@@ -643,8 +642,7 @@ void ernic_model_rx(struct ernic_model *m, const struct roce_l3 *l3,
 		return;
 	pthread_mutex_lock(&e->lock);
 	eng_rx_one(e, l3, tp, tlen, 0, check_icrc, eng_now(e));
-	eng_rx_acks_flush(e);
-	model_wire_flush(e->wire);
+	eng_rx_acks_send(e);
 	pthread_mutex_unlock(&e->lock);
 }
 
@@ -679,8 +677,7 @@ void eng_destroy(struct eng *e)
 		pthread_join(e->thread, NULL);
 	/* what a poll's pass left owed (eng_acks_late) */
 	pthread_mutex_lock(&e->lock);
-	eng_rx_acks_flush(e);
-	model_wire_flush(e->wire);
+	eng_rx_acks_send(e);
 	pthread_mutex_unlock(&e->lock);
 	e->m->eng = NULL;
 	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)

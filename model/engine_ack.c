@@ -95,6 +95,12 @@ void eng_rx_acks_flush(struct eng *e)
 	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
 }
 
+void eng_rx_acks_send(struct eng *e)
+{
+	eng_rx_acks_flush(e);
+	model_wire_flush(e->wire);
+}
+
 /*
  * A poll that took requests in its own thread (eng_progress) returns
  * their completions at once; when they are one QP's, and that QP sent a

@@ -391,6 +391,8 @@ void eng_ack_policy(struct eng *e, uint32_t i, const struct roce_pkt *p);
 uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
 /* Send the ACKs a receive batch owes (owe_ack). */
 void eng_rx_acks_flush(struct eng *e);
+/* Those ACKs, and with them whatever else is queued, out now. */
+void eng_rx_acks_send(struct eng *e);
 /* A pass a poll ran (eng_run's rx_or_none) may leave the ACKs it owes
  * unpaid while the thread is away from the port: true if it may (and
  * acks_late is set), false if they must go now. Lock held. */

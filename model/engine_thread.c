@@ -128,8 +128,7 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 		 * must not write its queues any more. ACKs still owed are
 		 * paid first, from the QP as it was (eng_acks_late). */
 		pthread_mutex_lock(&e->lock);
-		eng_rx_acks_flush(e);
-		model_wire_flush(e->wire);
+		eng_rx_acks_send(e);
 		eng_qp_sync(e, qp);
 		pthread_mutex_unlock(&e->lock);
 		break;
