@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* The frame wire's receive side, and UDP GSO trains cut back into their
- * packets (wire_frame.h). */
+/* The frame wire's receive side: its socket's filter, frames, and UDP
+ * GSO trains cut back into their packets (wire_frame.h). */
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +13,86 @@
 
 #include "ernic_wire.h"
 #include "wire_frame.h"
+
+int wire_attach_filter(int fd, struct sock_filter *code, unsigned short n)
+{
+	struct sock_fprog prog = { .len = n, .filter = code };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+			  sizeof(prog));
+}
+
+/*
+ * Frames that can be RoCEv2 for this port: IPv4/UDP or IPv6/UDP with
+ * destination port 4791, located as roce_frame_parse does (IPv4 options
+ * skipped, IHL < 5 read as 20 B), and addressed to it as roce_pkt.h's
+ * rule says (the destination IP is local's, or the destination MAC is
+ * local's non-zero one): other devices' frames on a shared netdev (two
+ * ports on lo see each other's, and their own looped back) stay in the
+ * kernel. Everything else does too.
+ */
+int wire_frame_filter(int fd, const struct roce_l3 *local)
+{
+	const bool v6 = local->family == AF_INET6;
+	const uint32_t ip_at = ETH_HLEN + (v6 ? 24 : 16);
+	struct sock_filter code[40] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, 8),
+		/* 2 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 9),
+		/* 3 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 12),
+		/* 4 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 14),
+		/* 5 */ BPF_STMT(BPF_MISC | BPF_TXA, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 20, 1, 0),
+		/* 7 */ BPF_STMT(BPF_LDX | BPF_IMM, 20),
+		/* 8 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, 14 + 2),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_UDP_PORT, 5, 6),
+		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, 5),
+		/* 11 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 14 + 6),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 3),
+		/* 13 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 14 + 40 + 2),
+		/* 14 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ROCE_UDP_PORT, 0, 1),
+		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0),
+		/* 16 */ BPF_STMT(BPF_RET | BPF_K, 0),
+		/* 17: UDP to 4791; is it ours? The family first. */
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
+	};
+	const unsigned int words = v6 ? 4 : 1;
+	unsigned short n = 18;
+	uint32_t mac4;
+	uint16_t mac2;
+
+	/* jf: to the MAC test, past the rest of this block: the words
+	 * left (two each), the accept */
+	code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						 v6 ? ETH_P_IPV6 : ETH_P_IP, 0,
+						 (uint8_t)(2 * words + 1));
+	for (unsigned int k = 0; k < words; k++) {
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+							 ip_at + 4 * k);
+		code[n++] = (struct sock_filter)BPF_JUMP(
+			BPF_JMP | BPF_JEQ | BPF_K,
+			ernic_get32(local->dst + 4 * k), 0,
+			(uint8_t)(2 * (words - 1 - k) + 1));
+	}
+	code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu);
+	/* not our address: ours only by a MAC of our own (not lo's zeros) */
+	if (!roce_mac_claims(local->dst_mac)) {
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	} else {
+		mac4 = ernic_get32(local->dst_mac);
+		mac2 = ernic_get16(local->dst_mac + 4);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0);
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							 mac4, 0, 3);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 4);
+		code[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+							 mac2, 0, 1);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+							 0xFFFFFFFFu);
+		code[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	}
+	return wire_attach_filter(fd, code, n);
+}
 
 /* A burst of foreign frames must not keep model_wire_recv busy. */
 #define RECV_SKIP_MAX 64

@@ -82,6 +82,14 @@ struct wire_frame_rx {
 	uint16_t k;		/* the next packet's index */
 };
 
+struct sock_filter;
+/* Attach the classic BPF program code[0, n) to socket fd: setsockopt's
+ * result. */
+int wire_attach_filter(int fd, struct sock_filter *code, unsigned short n);
+/* The filter of a frame port's socket: only frames that can be RoCEv2
+ * for local (see wire_frame.c). setsockopt's result. */
+int wire_frame_filter(int fd, const struct roce_l3 *local);
+
 /* 0, or an errno with err set (PACKET_AUXDATA, memory). ring: fd's
  * rings, set up (wire_ring_init). */
 int wire_frame_init(struct wire_frame_rx *r, int fd, struct wire_ring *ring,

@@ -272,8 +272,8 @@ static void emit_ours(struct prog *p, const struct roce_l3 *local)
 
 /*
  * Socket filter for slot's AF_PACKET socket: IPv4 (options skipped, IHL
- * < 5 read as 20) or IPv6 UDP to 4791, as attach_roce_filter in
- * model_wire.c takes them, whose named slot (nobody: QP1's owner's) is
+ * < 5 read as 20) or IPv6 UDP to 4791, as wire_frame_filter in
+ * wire_frame.c takes them, whose named slot (nobody: QP1's owner's) is
  * slot. Keeps the whole frame (skb->len), or nothing.
  */
 static void build_frame(struct prog *p, uint32_t slot,
