@@ -114,6 +114,11 @@ struct eng_qp {
 	uint32_t cq_pi;		/* completions written (CQ ring index) */
 	uint32_t npsn;		/* PSN of the next new WQE */
 	uint32_t una;		/* oldest PSN not yet acknowledged */
+	uint32_t base;		/* the windows' start: una, or while a retry
+				 * sends again what was acknowledged, the
+				 * PSN before which the peer is known to
+				 * have taken the retry's packets (never
+				 * after una) */
 	uint32_t nxt;		/* PSN after the highest one sent (a READ
 				 * takes its responses' PSNs when sent):
 				 * responses at or past it are invalid */

@@ -87,10 +87,11 @@ static uint32_t send_pos(const struct eng_qp *q)
 					     w->sent);
 }
 
-/* Packets of the current attempt sent and not acknowledged. */
+/* Packets of the current attempt sent and not known taken by the peer:
+ * past base, duplicates of a retry included. */
 static int32_t in_flight(const struct eng_qp *q)
 {
-	int32_t d = psn_diff(send_pos(q), q->una);
+	int32_t d = psn_diff(send_pos(q), q->base);
 
 	return d > 0 ? d : 0;
 }
@@ -162,7 +163,7 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	if (!q->psn_loaded) {
 		q->npsn = ERNIC_FIELD_GET(ERNIC_SQPSN_PSN,
 					  eng_qreg(m, i, ERNIC_SQPSN));
-		q->una = q->nxt = q->npsn;
+		q->una = q->nxt = q->base = q->npsn;
 		q->psn_loaded = true;
 	}
 	w = osq_at(q, q->osq_n);
@@ -299,7 +300,7 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 
 			/* Window: stay inside the peer's receive buffering,
 			 * the QP's and the device's. */
-			if (psn_diff(psn_add(w->first_psn, w->sent), q->una) >=
+			if (psn_diff(psn_add(w->first_psn, w->sent), q->base) >=
 			    (int32_t)ENG_TX_WINDOW)
 				goto out;
 			if (e->tx_room <= 0) {
@@ -347,23 +348,106 @@ static void rewind_to(struct eng *e, uint32_t i, uint32_t k)
 		w->sent = 0;
 	}
 	q->retry_psn = osq_at(q, k)->first_psn;
+	/* Nothing of the new attempt is known taken yet (base_dup). */
+	q->base = psn_diff(q->retry_psn, q->una) < 0 ? q->retry_psn : q->una;
 	if (k < q->tx_cur)
 		q->tx_cur = k;
 	eng_set(e, ERNIC_RETRYCNTSTS, eng_reg(e->m, ERNIC_RETRYCNTSTS) + 1);
 }
 
+/* The windows' start moves to `to`: what was in flight before it is
+ * room again, the device's too. */
+static void base_advance(struct eng *e, struct eng_qp *q, uint32_t to)
+{
+	int32_t d = psn_diff(to, q->base), f = in_flight(q);
+
+	if (d <= 0)
+		return;
+	e->tx_room += d < f ? d : f;
+	q->base = to;
+}
+
 /* Acknowledged progress: the retry budget starts over (IBTA 9.7.6.1.3
- * counts retries of the same PSN). */
+ * counts retries of the same PSN). Packets arrive in order, so progress
+ * the current attempt made means the peer took its duplicates before it
+ * too. While that attempt still sends duplicates (base_dup), progress is
+ * the last attempt's packets: as many packets left the peer's buffers,
+ * which counts for as many of the retry's. */
 static void una_advance(struct eng *e, struct eng_qp *q, uint32_t next)
 {
-	int32_t d = psn_diff(next, q->una), f;
+	int32_t d = psn_diff(next, q->una);
 
 	if (d > 0) {
-		f = in_flight(q);
-		e->tx_room += d < f ? d : f;	/* the device's window too */
+		uint32_t to = next;
+
+		if (psn_diff(q->base, q->una) < 0 &&
+		    psn_diff(send_pos(q), q->una) <= 0 &&
+		    psn_diff(psn_add(q->base, (uint32_t)d), next) < 0)
+			to = psn_add(q->base, (uint32_t)d);
 		q->una = next;
+		base_advance(e, q, to);
 		q->retries = 0;
 	}
+}
+
+/* Index of the outstanding WQE whose PSN range holds psn, or osq_n. */
+static uint32_t wqe_of(struct eng_qp *q, uint32_t psn)
+{
+	for (uint32_t k = 0; k < q->osq_n; k++) {
+		struct eng_wqe *w = osq_at(q, k);
+
+		if (psn_diff(psn, w->first_psn) >= 0 &&
+		    psn_diff(psn, wqe_last_psn(w)) <= 0)
+			return k;
+	}
+	return q->osq_n;
+}
+
+/*
+ * PG332 retransmits whole WQEs: a retry sends again every packet of the
+ * WQE it rewinds to, those the peer acknowledged too. Those duplicates
+ * fill the peer's buffers as new packets do, but their ACKs do not move
+ * una, so the window must not start at una while they go, or a retry of
+ * a WQE longer than the window bursts it all at once: the peer drops
+ * the tail, where the packets it lacks are, every time, until the retry
+ * count runs out (a 2 MiB SEND between namespaces on the frame wire
+ * did). The peer ACKs each duplicate that asks for one (every
+ * ENG_ACKREQ_EVERY packets, and a message's last) with its last PSN: so
+ * an ACK that does not move una while base is behind it says the peer
+ * took the retry's packets up to the next one that asked.
+ */
+static void base_dup(struct eng *e, struct eng_qp *q)
+{
+	uint32_t k = wqe_of(q, q->base), to, idx;
+	const struct eng_wqe *w;
+
+	if (k == q->osq_n)
+		return;
+	w = osq_at(q, k);
+	idx = (uint32_t)psn_diff(q->base, w->first_psn);
+	if (w->w.opcode == ERNIC_OP_RDMA_READ)
+		idx = w->npkts;
+	else
+		idx = (idx / ENG_ACKREQ_EVERY + 1) * ENG_ACKREQ_EVERY;
+	to = psn_add(w->first_psn, idx < w->npkts ? idx : w->npkts);
+	if (psn_diff(to, q->una) > 0)
+		to = q->una;
+	if (psn_diff(to, send_pos(q)) > 0)
+		return;	/* not sent in this attempt: an older ACK */
+	base_advance(e, q, to);
+}
+
+/* Completed WQEs are nothing the peer still holds: the windows start
+ * no earlier than the oldest outstanding one (nor after una). */
+static void base_clamp(struct eng *e, struct eng_qp *q)
+{
+	uint32_t to = q->una;
+
+	if (psn_diff(q->base, q->una) >= 0)
+		return;
+	if (q->osq_n && psn_diff(osq_at(q, 0)->first_psn, q->una) < 0)
+		to = osq_at(q, 0)->first_psn;
+	base_advance(e, q, to);
 }
 
 /* Complete every non-READ WQE whose last PSN is before `psn` (ACKed, or
@@ -383,19 +467,6 @@ static void ack_upto(struct eng *e, uint32_t i, uint32_t psn, bool inclusive)
 		q->retries = 0;
 		q->rnr_retries = 0;
 	}
-}
-
-/* Index of the outstanding WQE whose PSN range holds psn, or osq_n. */
-static uint32_t wqe_of(struct eng_qp *q, uint32_t psn)
-{
-	for (uint32_t k = 0; k < q->osq_n; k++) {
-		struct eng_wqe *w = osq_at(q, k);
-
-		if (psn_diff(psn, w->first_psn) >= 0 &&
-		    psn_diff(psn, wqe_last_psn(w)) <= 0)
-			return k;
-	}
-	return q->osq_n;
 }
 
 /*
@@ -627,6 +698,9 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		uint32_t k;
 
 		eng_count(e, ERNIC_INAMPKTCNT, 0);
+		if (psn_diff(psn_add(p->psn, 1), q->una) <= 0 &&
+		    psn_diff(q->base, q->una) < 0)
+			base_dup(e, q);
 		una_advance(e, q, psn_add(p->psn, 1));
 		ack_upto(e, i, p->psn, true);
 		/* ACKed past a READ still missing responses: they were
@@ -643,6 +717,7 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		eng_count(e, ERNIC_INSRRPKTCNT, 16);
 		on_read_resp(e, i, p, now);
 	}
+	base_clamp(e, q);
 	if (!q->fatal)
 		eng_tx_pump(e, i);
 }

@@ -762,6 +762,10 @@ int main(int argc, char **argv)
 						bench_up, bench_down),
 		cmocka_unit_test_setup_teardown(test_device_window_all_lost,
 						bench_up, bench_down),
+		cmocka_unit_test_setup_teardown(test_retry_window, bench_up,
+						bench_down),
+		cmocka_unit_test_setup_teardown(test_retry_window_done,
+						bench_up, bench_down),
 	};
 
 	if (argc > 1)

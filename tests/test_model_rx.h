@@ -33,6 +33,8 @@ void test_read_resumed_fresh(void **state);
 void test_device_window(void **state);
 void test_device_window_rnr(void **state);
 void test_device_window_all_lost(void **state);
+void test_retry_window(void **state);
+void test_retry_window_done(void **state);
 void test_rnr_nak_completes_nothing(void **state);
 
 #endif
