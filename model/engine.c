@@ -515,6 +515,8 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		e->parked = false;
 		*busy = true;
 	}
+	if (rx_or_none)
+		eng_timer_retune(e, next);
 	pthread_mutex_unlock(&e->lock);
 	return next;
 }

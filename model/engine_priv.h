@@ -325,6 +325,9 @@ void *eng_thread_main(void *arg);
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
 void eng_progress_stop(struct eng *e);
+/* A poll's pass that looked at every QP found `next` (0: none) its
+ * earliest deadline: the thread's timer is set to it. Lock held. */
+void eng_timer_retune(struct eng *e, uint64_t next);
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {
