@@ -132,6 +132,22 @@ static uint32_t sent_from(struct mh *h, uint32_t from)
 	return n;
 }
 
+/* QP 2 (MTU 256, transport timeout 10) sends a 512-packet WRITE: the
+ * window, then the rest once the peer ACKs the window. */
+static struct mh_qp *long_write(struct mh *h)
+{
+	struct mh_mr *src = mh_mr(h, 131072, ERNIC_ACCESS_READ_WRITE, false, 7);
+	struct mh_qp *q = mh_qp_up(h, 2, 256, SQ_PSN, RQ_PSN, 10, 7, 7);
+
+	mh_post(h, q, ERNIC_OP_RDMA_WRITE, src->buf.bus, 131072, 0x1000,
+		0x1234, 0);
+	mh_run(h);
+	assert_int_equal(sent_from(h, SQ_PSN), 256);
+	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 255);
+	assert_int_equal(sent_from(h, SQ_PSN + 256), 256);
+	return q;
+}
+
 /* Defect (app_netns, ib_send_lat -s 2 MiB on the frame wire: retry
  * count exceeded): a retry sends its whole WQE again (PG332), and the
  * packets the peer had acknowledged went all at once, outside the
@@ -142,17 +158,9 @@ static uint32_t sent_from(struct mh *h, uint32_t from)
 void test_retry_window(void **state)
 {
 	struct mh *h = *state;
-	struct mh_mr *src = mh_mr(h, 131072, ERNIC_ACCESS_READ_WRITE, false, 7);
-	struct mh_qp *q = mh_qp_up(h, 2, 256, SQ_PSN, RQ_PSN, 10, 7, 7);
+	struct mh_qp *q = long_write(h);
 	uint32_t cqe[4], n;
 
-	/* a 512-packet WRITE: the window, then the rest as ACKs come */
-	mh_post(h, q, ERNIC_OP_RDMA_WRITE, src->buf.bus, 131072, 0x1000,
-		0x1234, 0);
-	mh_run(h);
-	assert_int_equal(sent_from(h, SQ_PSN), 256);
-	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 255);
-	assert_int_equal(sent_from(h, SQ_PSN + 256), 256);
 	/* packets 480.. lost: the whole WQE again, one window of it */
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 479);
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ, SQ_PSN + 480);
@@ -183,16 +191,9 @@ void test_retry_window(void **state)
 void test_retry_window_done(void **state)
 {
 	struct mh *h = *state;
-	struct mh_mr *src = mh_mr(h, 131072, ERNIC_ACCESS_READ_WRITE, false, 7);
-	struct mh_qp *q = mh_qp_up(h, 2, 256, SQ_PSN, RQ_PSN, 10, 7, 7);
+	struct mh_qp *q = long_write(h);
 	uint32_t cqe[4];
 
-	mh_post(h, q, ERNIC_OP_RDMA_WRITE, src->buf.bus, 131072, 0x1000,
-		0x1234, 0);
-	mh_run(h);
-	assert_int_equal(sent_from(h, SQ_PSN), 256);
-	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 255);
-	assert_int_equal(sent_from(h, SQ_PSN + 256), 256);
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 299);
 	mh_advance(h, 5 * MS);		/* timeout 10: 4.2 ms */
 	mh_run(h);
