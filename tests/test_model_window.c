@@ -168,7 +168,7 @@ void test_retry_window(void **state)
 	/* the peer's ACK for duplicate 31 (its last PSN taken): 32 more */
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 479);
 	assert_int_equal(sent_from(h, SQ_PSN + 256), 32);
-	/* an older ACK, for packets the retry has not sent: nothing */
+	/* duplicate 63's: 32 more again, and so on */
 	rx_ack(h, ROCE_RC_ACK, ROCE_AETH_ACK, SQ_PSN + 479);
 	assert_int_equal(sent_from(h, SQ_PSN + 288), 32);
 	for (n = 0; n < 6; n++)
