@@ -27,19 +27,26 @@ void eng_wake(struct eng *e)
 	}
 }
 
-/* Wake the thread at `at` (eng_now's clock) unless it is already set to
- * wake by then: the thread may sleep without knowing of a timer that a
- * doorbell's own thread armed. Lock held. */
-static void timer_arm(struct eng *e, uint64_t at)
+/* Set the thread's timer to `at` (eng_now's clock; 0 disarms: a zero
+ * it_value). Lock held. */
+static void timer_set(struct eng *e, uint64_t at)
 {
 	struct itimerspec its = { 0 };
 
-	if (e->timer_at && e->timer_at <= at)
-		return;
 	its.it_value.tv_sec = (time_t)(at / 1000000000u);
 	its.it_value.tv_nsec = (long)(at % 1000000000u);
 	if (!timerfd_settime(e->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
 		e->timer_at = at;
+}
+
+/* Wake the thread at `at` unless it is already set to wake by then: the
+ * thread may sleep without knowing of a timer that a doorbell's own
+ * thread armed. Lock held. */
+static void timer_arm(struct eng *e, uint64_t at)
+{
+	if (e->timer_at && e->timer_at <= at)
+		return;
+	timer_set(e, at);
 }
 
 /*
@@ -50,23 +57,12 @@ static void timer_arm(struct eng *e, uint64_t at)
  * the polling application (ib_send_lat 2 KiB at MTU 1024: 1.5 engine
  * wakeups per message, t_typical 28 us against 4.6 us for 1 KiB). A pass
  * that looked at every QP knows every deadline, so the timer follows it,
- * later or off too; one timerfd_settime, only when it differs.
+ * earlier, later or off; one timerfd_settime, only when it differs.
  */
 void eng_timer_retune(struct eng *e, uint64_t next)
 {
-	struct itimerspec its = { 0 };
-
-	if (e->timer_at == next)
-		return;
-	if (next && (!e->timer_at || next < e->timer_at)) {
-		timer_arm(e, next);
-		return;
-	}
-	/* later, or none (a zero it_value disarms) */
-	its.it_value.tv_sec = (time_t)(next / 1000000000u);
-	its.it_value.tv_nsec = (long)(next % 1000000000u);
-	if (!timerfd_settime(e->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
-		e->timer_at = next;
+	if (e->timer_at != next)
+		timer_set(e, next);
 }
 
 /*

@@ -380,9 +380,9 @@ static void una_advance(struct eng *e, struct eng_qp *q, uint32_t next)
 	if (d > 0) {
 		uint32_t to = next;
 
+		/* (base behind una: base + d is still before next) */
 		if (psn_diff(q->base, q->una) < 0 &&
-		    psn_diff(send_pos(q), q->una) <= 0 &&
-		    psn_diff(psn_add(q->base, (uint32_t)d), next) < 0)
+		    psn_diff(send_pos(q), q->una) <= 0)
 			to = psn_add(q->base, (uint32_t)d);
 		q->una = next;
 		base_advance(e, q, to);
