@@ -136,8 +136,13 @@ for ((k = 0; k < 3; k++)); do
 done
 sleep 1.5
 reaped=$(field "$B" reaped)
-victim=$(pgrep -P "${cpids[1]}" -f ernic_check || pgrep -P "${cpids[1]}")
-[ -n "$victim" ] || fail "no ernic_check under ${cpids[1]}"
+# (under set -e a pgrep that finds nobody would end the script silently)
+victim=$(pgrep -P "${cpids[1]}" -f ernic_check || pgrep -P "${cpids[1]}" || true)
+if [ -z "$victim" ]; then
+	show_output "checker server 1" "$WORK/chk1.srv"
+	show_output "checker client 1" "$WORK/chk1.cli"
+	fail "no ernic_check under ${cpids[1]}: checker client 1 ended before it was to be killed"
+fi
 kill -9 "$victim"
 # SIGKILL is delivered when the victim next runs: wait until it has
 for ((i = 0; i < 50; i++)); do
