@@ -31,7 +31,7 @@ int ernic_model_mem_init(struct ernic_model *m)
 	m->nmaps = 0;
 	m->maps_cap = 0;
 	m->next_bus = m->c_m_axi_addr_width == 32 ? BUS_BASE_32 : BUS_BASE;
-	return pthread_rwlock_init(&m->map_lock, NULL);
+	return model_mutex_init(&m->map_lock);
 }
 
 void ernic_model_mem_fini(struct ernic_model *m)
@@ -39,7 +39,7 @@ void ernic_model_mem_fini(struct ernic_model *m)
 	free(m->maps);
 	m->maps = NULL;
 	m->nmaps = m->maps_cap = 0;
-	pthread_rwlock_destroy(&m->map_lock);
+	pthread_mutex_destroy(&m->map_lock);
 }
 
 /* Index of the last mapping with map.bus <= bus, or -1. Caller locks. */
@@ -72,7 +72,7 @@ int ernic_model_map(struct ernic_model *m, void *va, size_t len, size_t align,
 		return ENOMEM;
 	span = (((uint64_t)len + BUS_PAGE - 1) & ~(BUS_PAGE - 1)) + BUS_PAGE;
 
-	pthread_rwlock_wrlock(&m->map_lock);
+	pthread_mutex_lock(&m->map_lock);
 	if (m->next_bus > UINT64_MAX - (a - 1)) {
 		rc = ENOMEM;
 		goto out;
@@ -106,7 +106,7 @@ int ernic_model_map(struct ernic_model *m, void *va, size_t len, size_t align,
 	m->next_bus = start + span;
 	*bus = start;
 out:
-	pthread_rwlock_unlock(&m->map_lock);
+	pthread_mutex_unlock(&m->map_lock);
 	return rc;
 }
 
@@ -114,14 +114,14 @@ void ernic_model_unmap(struct ernic_model *m, uint64_t bus)
 {
 	ptrdiff_t i;
 
-	pthread_rwlock_wrlock(&m->map_lock);
+	pthread_mutex_lock(&m->map_lock);
 	i = find_floor(m, bus);
 	if (i >= 0 && m->maps[i].bus == bus) {
 		memmove(&m->maps[i], &m->maps[i + 1],
 			(m->nmaps - (size_t)i - 1) * sizeof(m->maps[0]));
 		m->nmaps--;
 	}
-	pthread_rwlock_unlock(&m->map_lock);
+	pthread_mutex_unlock(&m->map_lock);
 }
 
 void *ernic_model_bus_to_va(struct ernic_model *m, uint64_t bus, size_t len)
@@ -133,7 +133,7 @@ void *ernic_model_bus_to_va(struct ernic_model *m, uint64_t bus, size_t len)
 
 	if ((uint64_t)len > UINT64_MAX - bus)
 		return NULL;	/* bus + len wraps */
-	pthread_rwlock_rdlock(&m->map_lock);
+	pthread_mutex_lock(&m->map_lock);
 	i = find_floor(m, bus);
 	if (i >= 0) {
 		mp = &m->maps[i];
@@ -141,7 +141,7 @@ void *ernic_model_bus_to_va(struct ernic_model *m, uint64_t bus, size_t len)
 		if (off < mp->len && (uint64_t)len <= mp->len - off)
 			va = mp->va + off;
 	}
-	pthread_rwlock_unlock(&m->map_lock);
+	pthread_mutex_unlock(&m->map_lock);
 	return va;
 }
 
@@ -157,7 +157,7 @@ int ernic_model_dma(struct ernic_model *m, uint64_t bus, void *buf,
 		return 0;
 	if ((uint64_t)len > UINT64_MAX - bus)
 		return EFAULT;
-	pthread_rwlock_rdlock(&m->map_lock);
+	pthread_mutex_lock(&m->map_lock);
 	i = find_floor(m, bus);
 	if (i >= 0) {
 		mp = &m->maps[i];
@@ -170,6 +170,6 @@ int ernic_model_dma(struct ernic_model *m, uint64_t bus, void *buf,
 			rc = 0;
 		}
 	}
-	pthread_rwlock_unlock(&m->map_lock);
+	pthread_mutex_unlock(&m->map_lock);
 	return rc;
 }

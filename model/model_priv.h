@@ -47,8 +47,10 @@ struct ernic_model {
 	int irq_efd;
 	bool irq_armed;
 
-	/* Bus address space (model_mem.c) */
-	pthread_rwlock_t map_lock;
+	/* Bus address space (model_mem.c). A priority-inheriting mutex,
+	 * not a rwlock: the engine thread is SCHED_FIFO, and glibc's rdlock
+	 * spins while a writer it preempted finishes its phase change. */
+	pthread_mutex_t map_lock;
 	struct ernic_bus_map *maps;	/* sorted by bus, non-overlapping */
 	size_t nmaps;
 	size_t maps_cap;
