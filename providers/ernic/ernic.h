@@ -235,6 +235,7 @@ struct ernic_qp {
 	uint32_t sq_depth, rq_depth;	/* ring slots (QDEPTH) */
 	bool sq_sig_all;
 	struct ibv_qp_cap cap;
+	bool noncoherent;		/* the device's access has dma_sync */
 	struct ibv_qp_attr attr;	/* shadow of what modify_qp set */
 	uint32_t qpconf;		/* last QPCONF written */
 
@@ -243,6 +244,11 @@ struct ernic_qp {
 	atomic_bool err;		/* QP in error: flush everything */
 	_Atomic uint64_t fatal_ns;	/* when STATQPi.FATAL was seen, or 0 */
 	_Atomic uint32_t dest_qpn;
+	/* The active word and bit of this QP in the CQ of each role
+	 * (ERNIC_CQ_SEND - 1, ERNIC_CQ_RECV - 1), set when it is attached
+	 * (ernic_cq_attach): a post marks its CQ busy without finding it. */
+	_Atomic uint64_t *busy_word[2];
+	uint64_t busy_bit;
 
 	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and
 	 * not yet retired; the CQ ring is read at sq_ci too (same depth,

@@ -173,10 +173,13 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 		atomic_store_explicit(&cq->nwords, words,
 				      memory_order_relaxed);
 	cq->qps[qp->idx] = qp;
+	qp->busy_bit = UINT64_C(1) << ((qp->idx - ERNIC_FIRST_RC_QP) % 64);
 	for (uint32_t r = 0; r < 2; r++)
-		if (roles & (1u << r))
+		if (roles & (1u << r)) {
 			atomic_store(&cq->quiet[r][qp->idx - ERNIC_FIRST_RC_QP],
 				     ERNIC_QUIET_NONE);
+			qp->busy_word[r] = &cq->active[r][words - 1];
+		}
 	ernic_spin_unlock(&cq->lock);
 }
 

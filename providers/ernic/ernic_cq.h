@@ -43,19 +43,17 @@ static inline void ernic_wc_fill(struct ibv_wc *wc, const struct ernic_qp *qp,
 	};
 }
 
-/* QP qpn may have completions for cq in role ERNIC_CQ_SEND or _RECV.
+/* qp may have completions for its CQ of role ERNIC_CQ_SEND or _RECV.
  * Caller holds the QP's sq_lock or rq_lock: only a poll holding it
  * clears the bit, so a bit seen set stays set (no locked write for a
  * stream of posts). */
-static inline void ernic_cq_busy(struct ernic_cq *cq, uint32_t role,
-				 uint32_t qpn)
+static inline void ernic_cq_busy(struct ernic_qp *qp, uint32_t role)
 {
-	const uint32_t b = qpn - ERNIC_FIRST_RC_QP;
-	_Atomic uint64_t *w = &cq->active[role - 1][b / 64];
-	const uint64_t bit = UINT64_C(1) << (b % 64);
+	_Atomic uint64_t *w = qp->busy_word[role - 1];
 
-	if (!(atomic_load_explicit(w, memory_order_relaxed) & bit))
-		atomic_fetch_or_explicit(w, bit, memory_order_relaxed);
+	if (!(atomic_load_explicit(w, memory_order_relaxed) & qp->busy_bit))
+		atomic_fetch_or_explicit(w, qp->busy_bit,
+					 memory_order_relaxed);
 }
 
 /* The quiet word of qp's queue in role ERNIC_CQ_SEND or _RECV, in the CQ

@@ -561,7 +561,7 @@ static inline void sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 
 	if (db == qp->sq_db)
 		return;
-	if (dev->acc->ops->dma_sync)	/* a non-coherent bus */
+	if (qp->noncoherent)
 		clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE,
 			    qp->sq_db, db);
 	atomic_thread_fence(memory_order_release);
@@ -626,23 +626,27 @@ static int post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
 			       s->length, kind == OPK_READ, &bus, &va))
 		return -1;
-	imm = wr->opcode == IBV_WR_SEND_WITH_INV ? wr->invalidate_rkey :
-						   be32toh(wr->imm_data);
 	wqe = (struct ernic_wqe *)((uint8_t *)qp->sq.va +
 				   (size_t)slot * ERNIC_WQE_SIZE);
 	*wqe = (struct ernic_wqe){
 		.wrid = htole16((uint16_t)slot),
 		.length = htole32(s->length),
 		.opcode = op_map[wr->opcode].hw,
-		.immdt = op_map[wr->opcode].imm ? htole32(imm) : 0,
 	};
+	if (op_map[wr->opcode].imm) {
+		imm = wr->opcode == IBV_WR_SEND_WITH_INV ?
+			      wr->invalidate_rkey : be32toh(wr->imm_data);
+		wqe->immdt = htole32(imm);
+	}
 	if (kind == OPK_SEND && s->length <= ERNIC_WQE_SDATA_SIZE) {
 		memcpy(wqe->sdata, va, s->length);
 	} else {
 		wqe->laddr = htole64(bus);
 		/* A WRITE's or SEND's source is read from DDR; a READ's
 		 * destination is cleaned too (emit_rdma says why). */
-		ernic_dma_sync(dev->acc, va, s->length, ERNIC_DMA_TO_DEVICE);
+		if (qp->noncoherent)
+			ernic_dma_sync(dev->acc, va, s->length,
+				       ERNIC_DMA_TO_DEVICE);
 	}
 	if (kind != OPK_SEND) {
 		wqe->roffset = htole64(wr->wr.rdma.remote_addr);
@@ -708,7 +712,7 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	/* One doorbell for everything this call queued. */
 	if (qp->sq_pi != start) {
-		ernic_cq_busy(to_ecq(ibqp->send_cq), ERNIC_CQ_SEND, qp->idx);
+		ernic_cq_busy(qp, ERNIC_CQ_SEND);
 		if (!flush)
 			sq_doorbell(dev, qp);
 	}

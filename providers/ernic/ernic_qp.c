@@ -211,6 +211,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	qp->cap.max_send_wr = attr->cap.max_send_wr;
 	qp->cap.max_recv_wr = attr->cap.max_recv_wr;
 	qp->sq_sig_all = attr->sq_sig_all;
+	qp->noncoherent = dev->acc->ops->dma_sync != NULL;
 
 	pthread_mutex_lock(&dev->lock);
 	ret = idx_get(dev, &qp->idx);

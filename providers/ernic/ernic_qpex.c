@@ -177,8 +177,7 @@ static int qx_complete(struct ibv_qp_ex *qx)
 				 qp->qx_start, qp->sq_pi);
 		qp->sq_pi = qp->qx_start;
 	} else if (qp->sq_pi != qp->qx_start) {
-		ernic_cq_busy(to_ecq(qp->vqp.qp.send_cq), ERNIC_CQ_SEND,
-			      qp->idx);
+		ernic_cq_busy(qp, ERNIC_CQ_SEND);
 		if (!qp->qx_flush)
 			ernic_sq_doorbell(ctx_dev(qp->vqp.qp.context), qp);
 	}

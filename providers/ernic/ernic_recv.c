@@ -194,7 +194,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			break;
 	}
 	if (qp->rq_credit != credit0) {
-		ernic_cq_busy(to_ecq(ibqp->recv_cq), ERNIC_CQ_RECV, qp->idx);
+		ernic_cq_busy(qp, ERNIC_CQ_RECV);
 		ernic_db_store(dev->acc,
 			       &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
 			       qp->rq_credit);

@@ -184,8 +184,12 @@ static void build(struct world *w, struct in *in)
 	qp->vqp.qp.recv_cq = (flags & 2) ? &w->cq2->vcq.cq : &w->cq->vcq.cq;
 	w->cq->qps[QPN] = qp;
 	w->cq->nwords = 1;
-	ernic_cq_busy(w->cq, ERNIC_CQ_SEND, QPN);
-	ernic_cq_busy(w->cq, ERNIC_CQ_RECV, QPN);
+	/* both roles' active bits in w->cq (ernic_cq_attach's words) */
+	qp->busy_bit = UINT64_C(1) << ((QPN - ERNIC_FIRST_RC_QP) % 64);
+	qp->busy_word[0] = &w->cq->active[0][0];
+	qp->busy_word[1] = &w->cq->active[1][0];
+	ernic_cq_busy(qp, ERNIC_CQ_SEND);
+	ernic_cq_busy(qp, ERNIC_CQ_RECV);
 
 	/* posted receives, each buffer against a guard page */
 	w->nrecv = take(in, 1) % DEPTH;
