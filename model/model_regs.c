@@ -389,8 +389,29 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 		eng_reg_written(m->eng, off, qp);
 }
 
+/*
+ * Whether hw_update may skip the lock (several status words and counters
+ * change per received packet): when no virtual-FPGA window mirrors the
+ * registers (hw_hook, called under the lock), for a word software cannot
+ * write (the engine, whose passes run one at a time, is its only
+ * writer), or a whole overwrite of a word software also writes whole
+ * (either write then comes wholly before the other). Never an interrupt
+ * register (irq_update) nor a W1C word.
+ */
+static bool hw_lockless(struct ernic_model *m, const struct ernic_reg_desc *d,
+			uint32_t off, uint32_t keep)
+{
+	if (__atomic_load_n(&m->hw_hook, __ATOMIC_ACQUIRE))
+		return false;
+	if (d->access == ERNIC_REG_RO)
+		return true;
+	return !keep && d->access != ERNIC_REG_W1C && off != ERNIC_INTEN &&
+	       sw_write_mask(d) == d->mask;
+}
+
 /* The word becomes (word & keep) | val, under the lock that software's
- * writes take: a W1C clear comes wholly before or after it. */
+ * writes take (unless hw_lockless): a W1C clear comes wholly before or
+ * after it. */
 static void hw_update(struct ernic_model *m, uint32_t off, uint32_t keep,
 		      uint32_t val)
 {
@@ -399,6 +420,10 @@ static void hw_update(struct ernic_model *m, uint32_t off, uint32_t keep,
 
 	if (!d)
 		return;
+	if (hw_lockless(m, d, off, keep)) {
+		reg_set(m, off, ((reg_get(m, off) & keep) | val) & d->mask);
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	reg_set(m, off, ((reg_get(m, off) & keep) | val) & d->mask);
 	if (m->hw_hook)

@@ -439,8 +439,8 @@ struct ernic_window *ernic_window_create(struct ernic_model *m, uint32_t *win)
 	memset(win, 0, ERNIC_REG_SPACE_SIZE);
 	publish(w);
 	pthread_mutex_lock(&m->lock);
-	m->hw_hook = hw_publish;
 	m->hw_hook_arg = w;
+	__atomic_store_n(&m->hw_hook, hw_publish, __ATOMIC_RELEASE);
 	m->rx_hook = rx_hook;
 	m->rx_hook_arg = w;
 	pthread_mutex_unlock(&m->lock);
@@ -457,7 +457,7 @@ void ernic_window_destroy(struct ernic_window *w)
 		return;
 	pthread_mutex_lock(&w->m->lock);
 	if (w->m->hw_hook_arg == w) {
-		w->m->hw_hook = NULL;
+		__atomic_store_n(&w->m->hw_hook, NULL, __ATOMIC_RELEASE);
 		w->m->rx_hook = NULL;
 	}
 	pthread_mutex_unlock(&w->m->lock);
