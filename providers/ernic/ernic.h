@@ -511,6 +511,18 @@ static inline uint64_t ernic_rq_wptrs(struct ernic_dev *dev, uint32_t qpn)
 	return ernic_rq_wptrs_sync(dev, qpn, true);
 }
 
+/* ernic_db_load for a word of qp's queues: the QP knows whether the bus
+ * is coherent (one load, not three). */
+static inline uint32_t ernic_qp_db_load(struct ernic_dev *dev,
+					const struct ernic_qp *qp,
+					const volatile uint32_t *p)
+{
+	if (qp->noncoherent)
+		ernic_dma_sync(dev->acc, (const void *)p, sizeof(*p),
+			       ERNIC_DMA_FROM_DEVICE);
+	return ernic_db_word(p);
+}
+
 static inline void ernic_db_store(struct ernic_access *acc,
 				  volatile uint32_t *p, uint32_t v)
 {

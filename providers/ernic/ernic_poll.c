@@ -146,8 +146,9 @@ sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc)
 	const struct ernic_swqe *sw = &qp->swqe[slot];
 	uint32_t cqe;
 
-	ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
-		       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
+	if (qp->noncoherent)
+		ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
+			       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
 	cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
 	qp->sq_ci = ernic_ring_next(slot, qp->sq_depth);
 	if (ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe) != slot ||
@@ -195,7 +196,7 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 
 	while (!qp->sq_flushing && n < max) {
 		/* Acquire: the CQEs before the index are in memory. */
-		uint32_t wi = ernic_db_load(dev->acc, db);
+		uint32_t wi = ernic_qp_db_load(dev, qp, db);
 
 		/* The IP completes only WQEs it was rung for: an index past
 		 * them (or the ring) is a broken device, not completions. */
@@ -227,7 +228,7 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 		}
 		/* In error: what the IP completed before it stopped is
 		 * reported; the rest is flushed. */
-		if (ernic_db_load(dev->acc, db) != qp->sq_ci)
+		if (ernic_qp_db_load(dev, qp, db) != qp->sq_ci)
 			continue;
 		if (!fatal_settled(qp))
 			break;
@@ -275,7 +276,7 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	if ((busy & ERNIC_CQ_SEND) &&
 	    (look ||
 	     !quiet_still(cq, ERNIC_CQ_SEND, b,
-			  ernic_db_load(dev->acc, ernic_cq_db_va(dev, qpn))))) {
+			  ernic_qp_db_load(dev, qp, ernic_cq_db_va(dev, qpn))))) {
 		ernic_spin_lock(&qp->sq_lock);
 		if (qp->sq_ci != qp->sq_pi)
 			n += sq_poll(dev, qp, wc, max);
@@ -288,7 +289,8 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 	}
 	if ((busy & ERNIC_CQ_RECV) && n < max &&
 	    (look ||
-	     !quiet_still(cq, ERNIC_CQ_RECV, b, ernic_rq_wptrs(dev, qpn)))) {
+	     !quiet_still(cq, ERNIC_CQ_RECV, b,
+			  ernic_rq_wptrs_sync(dev, qpn, qp->noncoherent)))) {
 		ernic_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
