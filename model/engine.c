@@ -403,6 +403,15 @@ static uint64_t pass_now(const struct eng *e, uint64_t *now, bool *have)
 	return *now;
 }
 
+/* A deadline a poll's full pass left to the polls is due. */
+static bool poll_due(const struct eng *e, uint64_t *now, bool *have)
+{
+	uint64_t due = atomic_load_explicit(&e->poll_next,
+					    memory_order_relaxed);
+
+	return due && pass_now(e, now, have) >= due;
+}
+
 uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 {
 	struct ernic_model *m = e->m;
@@ -453,9 +462,11 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		pthread_mutex_unlock(&e->lock);
 	}
 
-	/* Nothing came in and nothing is held: the rest is the thread's,
-	 * but for the ACKs an earlier poll's pass left (eng_acks_late). */
-	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding)) {
+	/* Nothing came in, nothing is held and no deadline the polls watch
+	 * is due (eng_timer_retune): the rest is the thread's, but for the
+	 * ACKs an earlier poll's pass left (eng_acks_late). */
+	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding) &&
+	    !poll_due(e, &now, &have_now)) {
 		if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
 			pthread_mutex_lock(&e->lock);
 			eng_rx_acks_send(e);
@@ -515,8 +526,11 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		e->parked = false;
 		*busy = true;
 	}
-	if (rx_or_none)
+	if (rx_or_none) {
+		/* the timer is done with: the caller arms nothing */
 		eng_timer_retune(e, next);
+		next = 0;
+	}
 	pthread_mutex_unlock(&e->lock);
 	return next;
 }

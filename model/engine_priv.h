@@ -220,6 +220,10 @@ struct eng {
 	/* A pass a poll ran left the ACKs its requests owed unpaid
 	 * (eng_acks_late): the next post, poll or pass pays them. */
 	atomic_bool acks_late;
+	/* The earliest deadline a poll's full pass found and left to the
+	 * polls (eng_timer_retune): an empty poll's pass looks at the clock
+	 * only while one is set, and makes a full pass once it is due. */
+	_Atomic uint64_t poll_next;
 
 	pthread_mutex_t lock;		/* everything below */
 	struct roce_l3 local;		/* our address, MAC, UDP port */
@@ -326,7 +330,8 @@ void *eng_thread_main(void *arg);
 bool eng_progress(struct eng *e);
 void eng_progress_stop(struct eng *e);
 /* A poll's pass that looked at every QP found `next` (0: none) its
- * earliest deadline: the thread's timer is set to it. Lock held. */
+ * earliest deadline: the polls watch it, the thread's timer follows it
+ * when that costs no near timer. Lock held. */
 void eng_timer_retune(struct eng *e, uint64_t next);
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
