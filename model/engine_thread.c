@@ -62,15 +62,20 @@ static void timer_arm(struct eng *e, uint64_t at)
  * again took 4-5 us each on a 2-vCPU VM, where a far one takes 0.3 (the
  * frame wire's 2 KiB ib_send_lat: half its messages 20 us slower). The
  * polls watch an earlier deadline themselves (poll_next: a clock read
- * per empty pass while one is set); when they stop, the thread looks
- * within its watch (ENG_POLL_WATCH_MAX_NS), or at once when software
- * says polling is over (eng_progress_stop). Retransmission timers a
- * doorbell's own send starts are armed as ever (tx_inline).
+ * per empty pass while one is set); when they stop, the thread, away
+ * from the port, looks within its watch (ENG_POLL_WATCH_MAX_NS), or at
+ * once when software says polling is over (eng_progress_stop).
+ * Retransmission timers a doorbell's own send starts are armed as ever
+ * (tx_inline).
  */
 void eng_timer_retune(struct eng *e, uint64_t next)
 {
 	atomic_store_explicit(&e->poll_next, next, memory_order_relaxed);
-	if (next && (!e->timer_at || next < e->timer_at))
+	/* Only while the thread is away: it then sleeps a watch at most and
+	 * makes a pass of its own before it sleeps without one (a thread
+	 * on the port may sleep with no timeout at all). */
+	if (next && (!e->timer_at || next < e->timer_at) &&
+	    atomic_load(&e->away))
 		return;
 	if (e->timer_at != next)
 		timer_set(e, next);
