@@ -517,10 +517,7 @@ static inline uint32_t ernic_qp_db_load(struct ernic_dev *dev,
 					const struct ernic_qp *qp,
 					const volatile uint32_t *p)
 {
-	if (qp->noncoherent)
-		ernic_dma_sync(dev->acc, (const void *)p, sizeof(*p),
-			       ERNIC_DMA_FROM_DEVICE);
-	return ernic_db_word(p);
+	return qp->noncoherent ? ernic_db_load(dev->acc, p) : ernic_db_word(p);
 }
 
 static inline void ernic_db_store(struct ernic_access *acc,
