@@ -86,12 +86,14 @@ static void test_wqe_layout(void **state)
 		  rb + 2048, rkey, 0);
 	assert_memory_equal((uint8_t *)eq->inl.va + 8 * 16, "inline-payload!",
 			    16);
-	/* The shadow keeps the 64-bit wr_id and the signaled flag. */
+	/* The shadow keeps the 64-bit wr_id and the signaled flag; a
+	 * READ's completion has its data to invalidate (SLOW). */
 	for (uint32_t k = 0; k < 9; k++) {
 		assert_int_equal(eq->swqe[k].wr_id, 10 + k);
 		assert_int_equal(eq->swqe[k].flags,
 				 ERNIC_SWQE_LAST |
-					 (k == 5 ? 0 : ERNIC_SWQE_SIGNALED));
+					 (k == 5 ? 0 : ERNIC_SWQE_SIGNALED) |
+					 (k == 6 ? ERNIC_SWQE_SLOW : 0));
 	}
 
 	wr[1].next = NULL;
@@ -150,8 +152,9 @@ static void test_split(void **state)
 	assert_memory_equal(wqe_at(p.a, 5).sdata, a + 100, 12);
 	check_wqe(p.a, 6, ERNIC_OP_RDMA_WRITE, abus, 128, rb, rkey, 0);
 
-	/* The request's flags go with its last piece only. */
-	static const uint8_t flags[7] = { 3, 3, 3, 0, 3, 3, 2 };
+	/* The request's flags go with its last piece only; the READ's
+	 * completion is SLOW (4). */
+	static const uint8_t flags[7] = { 3, 3, 7, 0, 3, 3, 2 };
 	for (uint32_t k = 0; k < 7; k++)
 		assert_int_equal(eq->swqe[k].flags, flags[k]);
 	assert_int_equal(eq->swqe[4].length, (8u << 20) + (1u << 20));

@@ -148,6 +148,8 @@ enum { ERNIC_ARM_ALL = 1, ERNIC_ARM_SOLICITED = 2 };
 
 struct ernic_cq {
 	struct verbs_cq vcq;
+	struct ernic_dev *dev;		/* of its context */
+	bool noncoherent;		/* the device's access has dma_sync */
 	_Atomic int arm;		/* 0 or ERNIC_ARM_*: req_notify_cq */
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */
@@ -182,6 +184,9 @@ struct ernic_cq {
 enum {
 	ERNIC_SWQE_SIGNALED = 1 << 0,
 	ERNIC_SWQE_LAST = 1 << 1,	/* last WQE of a work request */
+	/* Its completion has work besides a report: a READ's data to
+	 * invalidate or scatter (read_len, nsg), a bounce buffer to free. */
+	ERNIC_SWQE_SLOW = 1 << 2,
 };
 struct ernic_swqe {
 	uint64_t wr_id;
@@ -212,6 +217,7 @@ struct ernic_rsg {
 #define ERNIC_FATAL_POLLS 64u		/* a power of 2 */
 #define ERNIC_QUIET_NONE UINT64_MAX	/* ernic_cq.quiet: not quiet */
 #define ERNIC_QUIET_POLLS 64u		/* empty polls per full look */
+#define ERNIC_PMTU_LOG2_MIN 8u		/* IBV_MTU_256 */
 struct ernic_fatal_watch {
 	uint64_t next_ns;		/* no register read before */
 	uint32_t polls;			/* calls, for the clock */
@@ -245,9 +251,11 @@ struct ernic_qp {
 	_Atomic uint64_t fatal_ns;	/* when STATQPi.FATAL was seen, or 0 */
 	_Atomic uint32_t dest_qpn;
 	/* The active word and bit of this QP in the CQ of each role
-	 * (ERNIC_CQ_SEND - 1, ERNIC_CQ_RECV - 1), set when it is attached
-	 * (ernic_cq_attach): a post marks its CQ busy without finding it. */
+	 * (ERNIC_CQ_SEND - 1, ERNIC_CQ_RECV - 1), and its quiet word there,
+	 * set when it is attached (ernic_cq_attach): a post marks its CQ
+	 * busy, and a poll its queue quiet, without finding the CQ. */
 	_Atomic uint64_t *busy_word[2];
+	_Atomic uint64_t *quiet_word[2];
 	uint64_t busy_bit;
 
 	/* Send side, under sq_lock. Slots sq_ci..sq_pi-1 are posted and
@@ -300,7 +308,9 @@ struct ernic_qp {
 	bool msg_active;		/* FIRST/MIDDLE consumed, LAST pending */
 	bool msg_ovfl;			/* it does not fit the receive buffer */
 	struct ernic_fatal_watch rq_watch;
-	_Atomic uint32_t pmtu;		/* path MTU in bytes, 0 before RTR */
+	/* log2 of the path MTU in bytes; before RTR the smallest (256),
+	 * never too few receive credits (ernic_recv.c rwqe_budget) */
+	_Atomic uint32_t pmtu_log2;
 
 	/* Events, under dev->ev_lock. */
 	uint32_t fatal_code;		/* last Table 2-4 code, 0 if none */
@@ -494,16 +504,26 @@ static inline uint64_t ernic_rq_wptrs_sync(struct ernic_dev *dev,
 					   uint32_t qpn, bool sync)
 {
 	volatile uint32_t *db = ernic_rq_db_va(dev, qpn);
-	uint64_t rq;
 
 	static_assert(ERNIC_RQDB_IMMQ_WPTR == ERNIC_RQDB_WPTR + 4,
-		      "one sync covers both words");
+		      "one sync and one load cover both words");
+	static_assert(ERNIC_DB_STRIDE % 8 == 0 &&
+			      (ERNIC_DB_RQ_OFF + ERNIC_RQDB_WPTR) % 8 == 0,
+		      "both words in one aligned 8 bytes");
 	if (sync)
 		ernic_dma_sync(dev->acc, (const void *)&db[ERNIC_RQDB_WPTR / 4],
 			       8, ERNIC_DMA_FROM_DEVICE);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* both at once, RQ in the low half: one acquire load */
+	return atomic_load_explicit(
+		(_Atomic uint64_t *)(uintptr_t)&db[ERNIC_RQDB_WPTR / 4],
+		memory_order_acquire);
+#else
 	/* the RQ pointer first (acquire: the IMMQ pointer is read after) */
-	rq = ernic_db_word(&db[ERNIC_RQDB_WPTR / 4]);
+	uint64_t rq = ernic_db_word(&db[ERNIC_RQDB_WPTR / 4]);
+
 	return rq | (uint64_t)ernic_db_word(&db[ERNIC_RQDB_IMMQ_WPTR / 4]) << 32;
+#endif
 }
 
 static inline uint64_t ernic_rq_wptrs(struct ernic_dev *dev, uint32_t qpn)
@@ -526,6 +546,18 @@ static inline void ernic_db_store(struct ernic_access *acc,
 	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
 			      memory_order_release);
 	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_TO_DEVICE);
+}
+
+/* ernic_db_store for a word of qp's queues (see ernic_qp_db_load). */
+static inline void ernic_qp_db_store(struct ernic_dev *dev,
+				     const struct ernic_qp *qp,
+				     volatile uint32_t *p, uint32_t v)
+{
+	if (qp->noncoherent)
+		ernic_db_store(dev->acc, p, v);
+	else
+		atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
+				      memory_order_release);
 }
 
 /* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0

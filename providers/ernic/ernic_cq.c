@@ -62,6 +62,8 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 		return NULL;
 	}
 	ernic_spin_init(&cq->lock);
+	cq->dev = ctx_dev(context);
+	cq->noncoherent = cq->dev->acc->ops->dma_sync != NULL;
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;
@@ -179,6 +181,8 @@ void ernic_cq_attach(struct ernic_cq *cq, struct ernic_qp *qp, uint32_t roles)
 			atomic_store(&cq->quiet[r][qp->idx - ERNIC_FIRST_RC_QP],
 				     ERNIC_QUIET_NONE);
 			qp->busy_word[r] = &cq->active[r][words - 1];
+			qp->quiet_word[r] =
+				&cq->quiet[r][qp->idx - ERNIC_FIRST_RC_QP];
 		}
 	ernic_spin_unlock(&cq->lock);
 }

@@ -62,10 +62,7 @@ static inline void ernic_cq_busy(struct ernic_qp *qp, uint32_t role)
 static inline _Atomic uint64_t *ernic_quiet(const struct ernic_qp *qp,
 					    uint32_t role)
 {
-	const struct ibv_qp *q = &qp->vqp.qp;
-
-	return &to_ecq(role == ERNIC_CQ_SEND ? q->send_cq : q->recv_cq)
-			->quiet[role - 1][qp->idx - ERNIC_FIRST_RC_QP];
+	return qp->quiet_word[role - 1];
 }
 
 /* A look at qp's queue in role found nothing to report at doorbell
@@ -122,7 +119,7 @@ static inline bool ernic_cq_idle(struct ernic_cq *cq)
  * first lend since the CQ last ran out of work counts it in lent_cqs. */
 static inline bool ernic_cq_lend(struct ernic_cq *cq)
 {
-	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	struct ernic_dev *dev = cq->dev;
 
 	if (!atomic_load_explicit(&cq->lent, memory_order_relaxed) &&
 	    !atomic_exchange_explicit(&cq->lent, true, memory_order_relaxed))
@@ -138,7 +135,7 @@ static inline bool ernic_cq_lend(struct ernic_cq *cq)
  * port: waking the IP's thread for each packet would only preempt them. */
 static inline void ernic_cq_unlend(struct ernic_cq *cq)
 {
-	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	struct ernic_dev *dev = cq->dev;
 
 	if (atomic_exchange_explicit(&cq->lent, false, memory_order_relaxed) &&
 	    atomic_fetch_sub_explicit(&dev->lent_cqs, 1,

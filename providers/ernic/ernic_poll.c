@@ -144,19 +144,20 @@ sq_cqe(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc)
 {
 	const uint32_t slot = qp->sq_ci;
 	const struct ernic_swqe *sw = &qp->swqe[slot];
-	uint32_t cqe;
+	const uint32_t report = ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED;
+	uint32_t cqe, flags;
 
 	if (qp->noncoherent)
 		ernic_dma_sync(dev->acc, (const uint32_t *)qp->cq.va + slot,
 			       ERNIC_CQE_SIZE, ERNIC_DMA_FROM_DEVICE);
 	cqe = le32toh(((const uint32_t *)qp->cq.va)[slot]);
+	flags = sw->flags & (report | ERNIC_SWQE_SLOW);
 	qp->sq_ci = ernic_ring_next(slot, qp->sq_depth);
 	if (ERNIC_FIELD_GET(ERNIC_CQE_WRID, cqe) != slot ||
-	    ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe) || sw->read_len ||
-	    sw->nsg || (qp->bounce && qp->bounce[slot]))
+	    ERNIC_FIELD_GET(ERNIC_CQE_ERRFLAG, cqe) ||
+	    (flags & ERNIC_SWQE_SLOW))
 		return sq_cqe_slow(dev, qp, wc, slot, cqe);
-	if ((sw->flags & (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED)) !=
-	    (ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED))
+	if (flags != report)
 		return 0;
 	ernic_wc_fill(wc, qp, sw->wr_id, IBV_WC_SUCCESS,
 		      wqe_wc_op[sw->opcode], sw->length);
@@ -184,15 +185,35 @@ static int sq_flush_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	return 1;
 }
 
-/* The send side of qp_poll, its only caller: inlined, which saves a
- * successful poll a call frame (12 of its instructions). */
-static inline __attribute__((always_inline)) int
-sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
-	int max)
+/* CQ write index wi is one the IP may write: within the ring, and not
+ * past the WQEs it was rung for (sq_ci..sq_db, cyclically). For ring
+ * indices below the depth, the differences modulo 2^32 order them as
+ * their distances from sq_ci do. */
+static inline bool sq_wi_ok(const struct ernic_qp *qp, uint32_t wi)
+{
+	return wi < qp->sq_depth && wi - qp->sq_ci <= qp->sq_db - qp->sq_ci;
+}
+
+/* Queued WQEs held back for max_rd_atomic: completed READs free room.
+ * Caller holds sq_lock. */
+static inline __attribute__((always_inline)) void
+sq_ring_held(struct ernic_dev *dev, struct ernic_qp *qp)
+{
+	if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
+	    !atomic_load(&qp->err))
+		ernic_sq_doorbell(dev, qp);
+}
+
+/* sq_poll past its common case, with n completions in wc already: an
+ * index out of place, nothing new (the fatal watch), a QP in error
+ * (what the IP completed before it stopped is reported, the rest
+ * flushed). */
+static int __attribute__((noinline))
+sq_poll_rest(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
+	     int max, int n)
 {
 	volatile uint32_t *db = ernic_cq_db_va(dev, qp->idx);
 	uint64_t quiet = ERNIC_QUIET_NONE;
-	int n = 0;
 
 	while (!qp->sq_flushing && n < max) {
 		/* Acquire: the CQEs before the index are in memory. */
@@ -200,10 +221,7 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 
 		/* The IP completes only WQEs it was rung for: an index past
 		 * them (or the ring) is a broken device, not completions. */
-		if (wi >= qp->sq_depth ||
-		    ernic_ring_dist(qp->sq_ci, wi, qp->sq_depth) >
-			    ernic_ring_dist(qp->sq_ci, qp->sq_db,
-					    qp->sq_depth)) {
+		if (!sq_wi_ok(qp, wi)) {
 			ernic_log("QP %u: CQ write index %u outside %u..%u",
 				  qp->idx, wi, qp->sq_ci, qp->sq_db);
 			break;
@@ -237,10 +255,34 @@ sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
 	ernic_quiet_set(qp, ERNIC_CQ_SEND, quiet);
 	while (qp->sq_flushing && n < max && qp->sq_ci != qp->sq_pi)
 		n += sq_flush_one(dev, qp, &wc[n]);
-	/* WQEs held back for max_rd_atomic: completed READs free room. */
-	if (qp->sq_db != qp->sq_pi && !qp->sq_flushing &&
-	    !atomic_load(&qp->err))
-		ernic_sq_doorbell(dev, qp);
+	sq_ring_held(dev, qp);
+	return n;
+}
+
+/* The send side of qp_poll, its only caller, for a QP with WQEs
+ * outstanding: inlined for its common case, new completions of a QP
+ * not in error; sq_poll_rest for the others. Caller holds sq_lock. */
+static inline __attribute__((always_inline)) int
+sq_poll(struct ernic_dev *dev, struct ernic_qp *qp, struct ibv_wc *wc,
+	int max)
+{
+	uint32_t wi;
+	int n = 0;
+
+	if (qp->sq_flushing)
+		return sq_poll_rest(dev, qp, wc, max, 0);
+	/* Acquire: the CQEs before the index are in memory. */
+	wi = ernic_qp_db_load(dev, qp, ernic_cq_db_va(dev, qp->idx));
+	if (wi == qp->sq_ci || !sq_wi_ok(qp, wi))
+		return sq_poll_rest(dev, qp, wc, max, 0);
+	do
+		n += sq_cqe(dev, qp, &wc[n]);
+	while (qp->sq_ci != wi && n < max && !qp->sq_flushing);
+	/* (sq_flushing is set only with err) */
+	if (atomic_load(&qp->err))
+		return sq_poll_rest(dev, qp, wc, max, n);
+	ernic_quiet_set(qp, ERNIC_CQ_SEND, ERNIC_QUIET_NONE);
+	sq_ring_held(dev, qp);
 	return n;
 }
 
@@ -258,22 +300,21 @@ static inline bool quiet_still(const struct ernic_cq *cq, uint32_t role,
 					    memory_order_relaxed);
 }
 
-/* QP 2 + b's part of a poll, in the roles whose bits are set in busy
- * (an active bit is set only in the CQ of its role: ernic_cq_busy);
- * a queue found idle leaves the CQ's active set. look: no shortcut
- * (quiet_still). Caller holds cq->lock. */
+/* QP 2 + b's part of a poll, in the roles whose active bits are set:
+ * send, recv (an active bit is set only in the CQ of its role:
+ * ernic_cq_busy); a queue found idle leaves the CQ's active set. look:
+ * no shortcut (quiet_still). Caller holds cq->lock. */
 static inline __attribute__((always_inline)) int
-qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
-	unsigned int busy, bool look, struct ibv_wc *wc, int max)
+qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b, bool send,
+	bool recv, bool look, struct ibv_wc *wc, int max)
 {
 	const uint32_t qpn = b + ERNIC_FIRST_RC_QP;
 	struct ernic_qp *qp = cq->qps[qpn];
-	const uint64_t bit = UINT64_C(1) << (b % 64);
 	int n = 0;
 
 	if (!qp)
 		return 0;
-	if ((busy & ERNIC_CQ_SEND) &&
+	if (send &&
 	    (look ||
 	     !quiet_still(cq, ERNIC_CQ_SEND, b,
 			  ernic_qp_db_load(dev, qp, ernic_cq_db_va(dev, qpn))))) {
@@ -283,31 +324,34 @@ qp_poll(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
 		/* Nothing posted and unretired: nothing to report until the
 		 * next post (which sets the bit again, under this lock). */
 		if (qp->sq_ci == qp->sq_pi)
-			atomic_fetch_and_explicit(&cq->active[0][b / 64],
-						  ~bit, memory_order_relaxed);
+			atomic_fetch_and_explicit(qp->busy_word[0],
+						  ~qp->busy_bit,
+						  memory_order_relaxed);
 		ernic_spin_unlock(&qp->sq_lock);
 	}
-	if ((busy & ERNIC_CQ_RECV) && n < max &&
+	if (recv && n < max &&
 	    (look ||
 	     !quiet_still(cq, ERNIC_CQ_RECV, b,
 			  ernic_rq_wptrs_sync(dev, qpn, qp->noncoherent)))) {
 		ernic_spin_lock(&qp->rq_lock);
 		n += ernic_rq_poll(dev, qp, &wc[n], max - n);
 		if (qp->rwqe_ci == qp->rwqe_pi)
-			atomic_fetch_and_explicit(&cq->active[1][b / 64],
-						  ~bit, memory_order_relaxed);
+			atomic_fetch_and_explicit(qp->busy_word[1],
+						  ~qp->busy_bit,
+						  memory_order_relaxed);
 		ernic_spin_unlock(&qp->rq_lock);
 	}
 	return n;
 }
 
-/* Roles of bit b (of its word) set in s (send) and r (receive). */
-static inline unsigned int busy_roles(uint64_t s, uint64_t r, uint32_t b)
+/* qp_poll for a CQ with several busy QPs, one copy out of line: bit
+ * b % 64 of s (send) and r (receive) says which roles are busy. */
+static int __attribute__((noinline))
+qp_poll_many(struct ernic_dev *dev, struct ernic_cq *cq, uint32_t b,
+	     uint64_t s, uint64_t r, bool look, struct ibv_wc *wc, int max)
 {
-	static_assert(ERNIC_CQ_SEND == 1 && ERNIC_CQ_RECV == 2,
-		      "roles are the bit positions");
-	return (unsigned int)((s >> b) & 1) |
-	       (unsigned int)((r >> b) & 1) << 1;
+	return qp_poll(dev, cq, b, (s >> (b % 64)) & 1, (r >> (b % 64)) & 1,
+		       look, wc, max);
 }
 
 /* QPs 2..65 (one word): the busy ones in turn from the cursor's bit,
@@ -331,7 +375,7 @@ cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne, bool look,
 		const uint32_t b = (uint32_t)__builtin_ctzll(any);
 
 		cq->cursor = b + 1;
-		return qp_poll(dev, cq, b, busy_roles(s, r, b), look, wc, ne);
+		return qp_poll(dev, cq, b, s, r, look, wc, ne);
 	}
 	any = b0 ? any >> b0 | any << (64 - b0) : any;
 	cq->cursor = ((uint32_t)__builtin_ctzll(any) + b0 + 1) % 64;
@@ -339,8 +383,7 @@ cq_poll_word(struct ernic_dev *dev, struct ernic_cq *cq, int ne, bool look,
 		const uint32_t b = ((uint32_t)__builtin_ctzll(any) + b0) % 64;
 
 		any &= any - 1;
-		n += qp_poll(dev, cq, b, busy_roles(s, r, b), look, &wc[n],
-			     ne - n);
+		n += qp_poll_many(dev, cq, b, s, r, look, &wc[n], ne - n);
 	} while (any && n < ne);
 	return n;
 }
@@ -380,9 +423,8 @@ cq_poll_words(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 			any &= any - 1;
 			if (first == UINT32_MAX)
 				first = w * 64 + b;
-			n += qp_poll(dev, cq, w * 64 + b,
-				     busy_roles(s[w], r[w], b),
-				     look, &wc[n], ne - n);
+			n += qp_poll_many(dev, cq, w * 64 + b, s[w], r[w],
+					  look, &wc[n], ne - n);
 		}
 	}
 	if (first != UINT32_MAX)
@@ -400,7 +442,7 @@ static inline bool look_due(uint32_t quiet_polls)
 static inline __attribute__((always_inline)) int
 cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
-	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	struct ernic_dev *dev = cq->dev;
 	const uint32_t nw = atomic_load_explicit(&cq->nwords,
 						 memory_order_relaxed);
 	/* Only QPs with something outstanding are looked at: nothing at all
@@ -427,16 +469,12 @@ int ernic_cq_poll(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	return cq_poll(cq, ne, wc);
 }
 
-/* words_quiet for word w of the active sets. */
+/* words_quiet for word w of the active sets, read as s (send) and r
+ * (receive). */
 static inline __attribute__((always_inline)) bool
-word_quiet(struct ernic_dev *dev, const struct ernic_cq *cq, uint32_t w,
-	   bool sync)
+word_quiet_sr(struct ernic_dev *dev, const struct ernic_cq *cq, uint32_t w,
+	      uint64_t s, uint64_t r, bool sync)
 {
-	uint64_t s = atomic_load_explicit(&cq->active[0][w],
-					  memory_order_relaxed);
-	uint64_t r = atomic_load_explicit(&cq->active[1][w],
-					  memory_order_relaxed);
-
 	for (; s; s &= s - 1) {
 		const uint32_t b = w * 64 + (uint32_t)__builtin_ctzll(s);
 		volatile uint32_t *db = ernic_cq_db_va(dev,
@@ -456,6 +494,18 @@ word_quiet(struct ernic_dev *dev, const struct ernic_cq *cq, uint32_t w,
 			return false;
 	}
 	return true;
+}
+
+static inline __attribute__((always_inline)) bool
+word_quiet(struct ernic_dev *dev, const struct ernic_cq *cq, uint32_t w,
+	   bool sync)
+{
+	return word_quiet_sr(dev, cq, w,
+			     atomic_load_explicit(&cq->active[0][w],
+						  memory_order_relaxed),
+			     atomic_load_explicit(&cq->active[1][w],
+						  memory_order_relaxed),
+			     sync);
 }
 
 /*
@@ -483,10 +533,10 @@ bool ernic_cq_quiet(struct ernic_cq *cq)
 {
 	const uint32_t quiet = atomic_load_explicit(&cq->quiet_polls,
 						    memory_order_relaxed);
-	struct ernic_dev *dev = ctx_dev(cq->vcq.cq.context);
+	struct ernic_dev *dev = cq->dev;
 
 	if (look_due(quiet) ||
-	    !words_quiet(dev, cq, dev->acc->ops->dma_sync != NULL))
+	    !words_quiet(dev, cq, cq->noncoherent))
 		return false;
 	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
 			      memory_order_relaxed);
@@ -508,7 +558,7 @@ poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
 	ernic_spin_unlock(&cq->lock);
 	if (!n && !lent && ernic_cq_lend(cq)) {
 		ernic_spin_lock(&cq->lock);
-		n = cq_poll(cq, ne, wc);
+		n = ernic_cq_poll(cq, ne, wc);
 		ernic_spin_unlock(&cq->lock);
 	}
 	if (n)
@@ -539,37 +589,60 @@ poll_spin(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 	return poll_lent(cq, ne, wc);
 }
 
+/* poll_spin out of line: a non-coherent bus (sync), or QPs beyond 65. */
 static int __attribute__((noinline))
-poll_spin_sync(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
-	       struct ibv_wc *wc, uint32_t quiet)
+poll_spin_out(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+	      struct ibv_wc *wc, uint32_t quiet, bool sync)
 {
-	return poll_spin(dev, cq, ne, wc, quiet, true);
+	return poll_spin(dev, cq, ne, wc, quiet, sync);
 }
 
-/* poll_cq when something is outstanding: a look under the lock when one
- * is due, else the spin's shortcut (words_quiet). Only tail calls, so
- * that a hit pays no frame here. */
+/* poll_cq on a CQ whose QPs need more than one word (beyond QP 65). */
 static int __attribute__((noinline))
-poll_busy(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+poll_words(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
-	const uint32_t quiet = atomic_load_explicit(&cq->quiet_polls,
-						    memory_order_relaxed);
-	struct ernic_dev *dev;
+	uint32_t quiet;
 
+	/* Nothing outstanding: nothing to take, for the IP either. */
+	if (ernic_cq_idle(cq))
+		return 0;
+	quiet = atomic_load_explicit(&cq->quiet_polls, memory_order_relaxed);
 	if (look_due(quiet))
 		return poll_look(cq, ne, wc, false);
-	dev = ctx_dev(cq->vcq.cq.context);
-	if (dev->acc->ops->dma_sync)
-		return poll_spin_sync(dev, cq, ne, wc, quiet);
-	return poll_spin(dev, cq, ne, wc, quiet, false);
+	return poll_spin_out(cq->dev, cq, ne, wc, quiet, cq->noncoherent);
 }
 
+/*
+ * Nothing outstanding is an empty poll at once (ernic_cq_idle). Then a
+ * look under the lock when one is due, else a spin's shortcut (words_quiet)
+ * inlined for QPs 2..65 on a coherent bus. Only tail calls, so that
+ * neither a hit nor a spin pays a frame here.
+ */
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
+	const uint32_t nw = atomic_load_explicit(&cq->nwords,
+						 memory_order_relaxed);
+	uint64_t s, r;
+	uint32_t quiet;
 
-	/* Nothing outstanding: nothing to take, for the IP either. */
-	if (ne <= 0 || ernic_cq_idle(cq))
+	if (ne <= 0)
 		return 0;
-	return poll_busy(cq, ne, wc);
+	if (nw > 1)
+		return poll_words(cq, ne, wc);
+	/* word 0 is there (and 0) even before a QP is attached */
+	s = atomic_load_explicit(&cq->active[0][0], memory_order_relaxed);
+	r = atomic_load_explicit(&cq->active[1][0], memory_order_relaxed);
+	if (!(s | r))
+		return 0;
+	quiet = atomic_load_explicit(&cq->quiet_polls, memory_order_relaxed);
+	if (look_due(quiet))
+		return poll_look(cq, ne, wc, false);
+	if (cq->noncoherent)
+		return poll_spin_out(cq->dev, cq, ne, wc, quiet, true);
+	if (!word_quiet_sr(cq->dev, cq, 0, s, r, false))
+		return poll_look(cq, ne, wc, false);
+	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
+			      memory_order_relaxed);
+	return poll_lent(cq, ne, wc);
 }

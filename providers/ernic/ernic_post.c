@@ -298,7 +298,8 @@ static void emit_staged(struct ernic_dev *dev, struct ernic_qp *qp,
 	wqe.length = htole32((uint32_t)total);
 	wqe.roffset = htole64(w->raddr);
 	wqe.rtag = htole32(w->rkey);
-	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+	put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig |
+		(bounce || read ? ERNIC_SWQE_SLOW : 0));
 	if (bounce)
 		qp->bounce[slot] = bounce;
 	if (!read)
@@ -373,6 +374,7 @@ static void emit_rdma(struct ernic_dev *dev, struct ernic_qp *qp,
 
 				sw->read_va = s->addr + sge_off;
 				sw->read_len = (uint32_t)len;
+				sw->flags |= ERNIC_SWQE_SLOW;
 			}
 			roff += len;
 			sge_off += len;
@@ -486,7 +488,8 @@ int ernic_post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 		}
 		if (bounce)
 			qp->bounce[qp->sq_pi] = bounce;
-		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig);
+		put_wqe(qp, &wqe, w, (uint32_t)total, ERNIC_SWQE_LAST | sig |
+			(bounce ? ERNIC_SWQE_SLOW : 0));
 	} else if (inl) {
 		emit_inline_write(dev, qp, w, total, sig);
 	} else if (staged) {
@@ -664,6 +667,7 @@ static int post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (kind == OPK_READ) {
 		sw->read_va = s->addr;
 		sw->read_len = s->length;
+		sw->flags |= ERNIC_SWQE_SLOW;
 		qp->rd_unrung++;
 	}
 	qp->sq_pi = next;

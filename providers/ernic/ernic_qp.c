@@ -154,6 +154,7 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 	qp->rq_depth = rq_ring;
 	ernic_spin_init(&qp->sq_lock);
 	ernic_spin_init(&qp->rq_lock);
+	atomic_init(&qp->pmtu_log2, ERNIC_PMTU_LOG2_MIN);
 	qp->swqe = calloc(qp->sq_depth, sizeof(*qp->swqe));
 	qp->rwqe = calloc(qp->rwqe_depth, sizeof(*qp->rwqe));
 	/*
@@ -499,7 +500,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		qp->msg_active = qp->msg_ovfl = false;
 		ernic_quiet_set(qp, ERNIC_CQ_RECV, ERNIC_QUIET_NONE);
 		ernic_spin_unlock(&qp->rq_lock);
-		atomic_store(&qp->pmtu, 0);
+		atomic_store(&qp->pmtu_log2, ERNIC_PMTU_LOG2_MIN);
 		atomic_store(&qp->err, false);
 		atomic_store(&qp->fatal_ns, 0);
 	} else if (next == IBV_QPS_ERR) {
@@ -512,7 +513,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		ernic_spin_unlock(&qp->sq_lock);
 	}
 	if (next == IBV_QPS_RTR)
-		atomic_store(&qp->pmtu, 128u << attr->path_mtu);
+		atomic_store(&qp->pmtu_log2, 7u + attr->path_mtu);
 	atomic_store(&qp->dest_qpn, attr->dest_qp_num);
 	atomic_store(&qp->dp_state, next);
 }

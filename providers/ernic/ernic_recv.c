@@ -45,13 +45,12 @@ static const struct {
  */
 static uint32_t rwqe_budget(const struct ernic_qp *qp, uint32_t len)
 {
-	uint32_t pmtu = atomic_load(&qp->pmtu);
+	const uint32_t sh = atomic_load_explicit(&qp->pmtu_log2,
+						 memory_order_relaxed);
 
-	if (!pmtu)
-		pmtu = 256;	/* before RTR: the smallest, never too few */
 	/* path MTUs are powers of 2 */
-	return len ? (uint32_t)(((uint64_t)len + pmtu - 1) >>
-				__builtin_ctz(pmtu)) : 1;
+	return len ? (uint32_t)(((uint64_t)len + (UINT64_C(1) << sh) - 1) >>
+				sh) : 1;
 }
 
 /* Publish the grant: elements up to rq_done + what posted receives may
@@ -195,9 +194,9 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	}
 	if (qp->rq_credit != credit0) {
 		ernic_cq_busy(qp, ERNIC_CQ_RECV);
-		ernic_db_store(dev->acc,
-			       &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
-			       qp->rq_credit);
+		ernic_qp_db_store(dev, qp,
+				  &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
+				  qp->rq_credit);
 		rq_grant(dev, qp);
 	}
 out:

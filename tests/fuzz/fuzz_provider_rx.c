@@ -160,6 +160,7 @@ static void build(struct world *w, struct in *in)
 	w->dev->dbpool.va = wmem(w, 4 * ERNIC_DB_STRIDE);
 	w->ctx->dev = w->dev;
 	w->cq->vcq.cq.context = &w->ctx->ibv_ctx.context;
+	w->cq->dev = w->dev;	/* as cq_new; fake_ops: a coherent bus */
 	ernic_spin_init(&w->cq->lock);
 
 	qp->idx = QPN;
@@ -177,17 +178,20 @@ static void build(struct world *w, struct in *in)
 	ernic_spin_init(&qp->rq_lock);
 	atomic_init(&qp->dp_state, (flags & 1) ? IBV_QPS_ERR : IBV_QPS_RTS);
 	atomic_init(&qp->err, (flags & 1) != 0);
-	atomic_init(&qp->pmtu, 256u << (take(in, 1) % 5));
+	atomic_init(&qp->pmtu_log2, ERNIC_PMTU_LOG2_MIN + take(in, 1) % 5);
 	qp->vqp.qp.send_cq = &w->cq->vcq.cq;
 	/* flags & 2: another recv_cq (ernic_rq_poll's sq_settled); the
 	 * receive side is still polled through w->cq */
 	qp->vqp.qp.recv_cq = (flags & 2) ? &w->cq2->vcq.cq : &w->cq->vcq.cq;
 	w->cq->qps[QPN] = qp;
 	w->cq->nwords = 1;
-	/* both roles' active bits in w->cq (ernic_cq_attach's words) */
+	/* both roles' active bits and quiet words in w->cq (ernic_cq_attach's
+	 * words) */
 	qp->busy_bit = UINT64_C(1) << ((QPN - ERNIC_FIRST_RC_QP) % 64);
-	qp->busy_word[0] = &w->cq->active[0][0];
-	qp->busy_word[1] = &w->cq->active[1][0];
+	for (n = 0; n < 2; n++) {
+		qp->busy_word[n] = &w->cq->active[n][0];
+		qp->quiet_word[n] = &w->cq->quiet[n][QPN - ERNIC_FIRST_RC_QP];
+	}
 	ernic_cq_busy(qp, ERNIC_CQ_SEND);
 	ernic_cq_busy(qp, ERNIC_CQ_RECV);
 
