@@ -233,13 +233,14 @@ static void idx_build(void)
 	}
 }
 
-const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
-					      uint32_t *index)
+/* ernic_reg_lookup once the index is built: a model's registers (every
+ * model builds it at ernic_model_create), several per received packet. */
+static inline const struct ernic_reg_desc *
+reg_desc(uint32_t off, uint32_t c_num_qp, uint32_t *index)
 {
 	const struct ernic_reg_desc *d = NULL;
 	uint32_t i = 0;
 
-	pthread_once(&idx_once, idx_build);
 	if ((off & 3) || off >= ERNIC_REG_SPACE_SIZE) {
 		/* no register */
 	} else if (off < PDT_SPACE) {
@@ -259,6 +260,13 @@ const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
 	if (index)
 		*index = i;
 	return d;
+}
+
+const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
+					      uint32_t *index)
+{
+	pthread_once(&idx_once, idx_build);
+	return reg_desc(off, c_num_qp, index);
 }
 
 /* ---- Register access ---- */
@@ -346,8 +354,7 @@ void ernic_model_irq_enable(struct ernic_model *m)
 
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off)
 {
-	const struct ernic_reg_desc *d = ernic_reg_lookup(off, m->c_num_qp,
-							  NULL);
+	const struct ernic_reg_desc *d = reg_desc(off, m->c_num_qp, NULL);
 
 	return d ? reg_get(m, off) & d->mask : 0;
 }
@@ -361,8 +368,7 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 		     bool ovr)
 {
 	uint32_t qp, cur, wm;
-	const struct ernic_reg_desc *d = ernic_reg_lookup(off, m->c_num_qp,
-							  &qp);
+	const struct ernic_reg_desc *d = reg_desc(off, m->c_num_qp, &qp);
 
 	if (!d || d->access == ERNIC_REG_RO)
 		return;		/* reserved: ignored; RO: no effect */
@@ -415,8 +421,7 @@ static bool hw_lockless(struct ernic_model *m, const struct ernic_reg_desc *d,
 static void hw_update(struct ernic_model *m, uint32_t off, uint32_t keep,
 		      uint32_t val)
 {
-	const struct ernic_reg_desc *d = ernic_reg_lookup(off, m->c_num_qp,
-							  NULL);
+	const struct ernic_reg_desc *d = reg_desc(off, m->c_num_qp, NULL);
 
 	if (!d)
 		return;
@@ -539,6 +544,8 @@ struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
+	/* reg_desc's index, for this model's every register access */
+	pthread_once(&idx_once, idx_build);
 	m->c_num_qp = conf->c_num_qp;
 	m->c_m_axi_addr_width = conf->c_m_axi_addr_width;
 	m->c_max_wr_retry_data_buf_depth = conf->c_max_wr_retry_data_buf_depth;
