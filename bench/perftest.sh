@@ -17,7 +17,9 @@
 #   BENCH_RATE_ITERS (ib_send_bw -s 2, default 20000)
 #   BENCH_LAT_ITERS (default 2000)  BENCH_QPS (ib_write_bw -q row: QPs,
 #   default 62, every RC QP of a default device; 0 leaves the row out)
-#   BENCH_QPS_ITERS (per QP, default 500)  BENCH_MTU (default: the port's; the
+#   BENCH_QPS_ITERS (per QP, default 500)  BENCH_QPS_MAX (ib_write_bw -q row
+#   on devices made again with C_NUM_QP=255, PG332's most: default 254, every
+#   RC QP; 0 leaves it out)  BENCH_MTU (default: the port's; the
 #   stream and gso datagrams are BENCH_MTU + 16 bytes, 4112 without it)
 #   BENCH_UDP_SECONDS (per raw-UDP stream, default 3)
 #   BENCH_UDP_ITERS (pingpong round trips, default 20000)
@@ -29,6 +31,7 @@ UDP_BASE=$(readlink -f "$build/bin/ernic-udp-base")
 wire=${BENCH_WIRE:-udp} bw_iters=${BENCH_BW_ITERS:-5000}
 rate_iters=${BENCH_RATE_ITERS:-20000} lat_iters=${BENCH_LAT_ITERS:-2000}
 qps=${BENCH_QPS:-62} qps_iters=${BENCH_QPS_ITERS:-500}
+qps_max=${BENCH_QPS_MAX:-254}
 udp_secs=${BENCH_UDP_SECONDS:-3} udp_iters=${BENCH_UDP_ITERS:-20000}
 mtu=()
 [ -z "${BENCH_MTU:-}" ] || mtu=(-m "$BENCH_MTU")
@@ -135,6 +138,13 @@ bench ib_send_bw 2 "$rate_iters" rate
 bench ib_write_lat 2 "$lat_iters" lat
 bench ib_send_lat 2 "$lat_iters" lat
 bench ib_read_lat 2 "$lat_iters" lat
+# The largest device PG332 allows: the same two, made again with 255 QPs.
+if [ "$qps_max" != 0 ]; then
+	add_device b0 "$srv_ip" --wire "$wire" --param C_NUM_QP=255
+	add_device b1 "$cli_ip" --wire "$wire" --param C_NUM_QP=255
+	bench ib_write_bw 65536 "$qps_iters" bw -q "$qps_max"
+	rows[-1]+="  (C_NUM_QP=255)"
+fi
 
 # ---- fast path instruction counts (callgrind) ----
 # bench/fastpath.sh on these devices, under the table (a few minutes;
