@@ -453,27 +453,31 @@ CMA_EXPORT int rdma_resolve_route(struct rdma_cm_id *cmid, int timeout_ms)
 
 /* ---- listening ---- */
 
+/* The listener first, then the claim that steers the service's REQs
+ * here: a REQ that came between the two would find no listener and be
+ * rejected (invalid service ID) although the caller listens. */
 static int listen_on(struct cma_id *id, struct cma_dev *dev)
 {
 	struct cm_id *cm;
 	int ret;
 
-	ret = claim(id, dev, true);
-	if (ret) {
-		if (ret == EADDRINUSE)
-			cma_err("listen: port %u on %s: another process "
-				"listens there", id->port,
-				ibv_get_device_name(dev->ibdev));
-		return ret;
-	}
 	pthread_mutex_lock(&dev->lock);
 	cm = cm_id_create(dev->cm, id);
 	ret = cm ? cm_listen(cm, cma_service_id(id)) : ENOMEM;
 	if (ret && cm)
 		cm_id_destroy(cm);
 	pthread_mutex_unlock(&dev->lock);
+	if (ret)
+		return ret;
+	ret = claim(id, dev, true);
 	if (ret) {
-		claim(id, dev, false);
+		if (ret == EADDRINUSE)
+			cma_err("listen: port %u on %s: another process "
+				"listens there", id->port,
+				ibv_get_device_name(dev->ibdev));
+		pthread_mutex_lock(&dev->lock);
+		cm_id_destroy(cm);
+		pthread_mutex_unlock(&dev->lock);
 		return ret;
 	}
 	id->listen_cm[id->nlisten] = cm;
