@@ -14,6 +14,13 @@
 #include "ernic_hw.h"
 #include "ernic_model.h"
 
+/* A QP's doorbells (qpoff: offset inside its register block): SQPIi
+ * and RQCIi, whole words that software writes and the IP only reads. */
+static inline bool model_qp_doorbell(uint32_t qpoff)
+{
+	return qpoff == ERNIC_SQPI || qpoff == ERNIC_RQCI;
+}
+
 /* One live bus mapping: [bus, bus + len) -> [va, va + len). */
 struct ernic_bus_map {
 	uint64_t bus;

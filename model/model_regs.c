@@ -372,11 +372,9 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 
 	if (!d || d->access == ERNIC_REG_RO)
 		return;		/* reserved: ignored; RO: no effect */
-	/* The doorbells (SQPIi, RQCIi, one per post): whole words that
-	 * only software writes and the IP only reads, no interrupt's: no
+	/* The doorbells (one write per post), no interrupt's: no
 	 * read-modify-write of the IP's to be ordered with, no lock. */
-	if (d->scope == ERNIC_SCOPE_QP &&
-	    (d->off == ERNIC_SQPI || d->off == ERNIC_RQCI)) {
+	if (d->scope == ERNIC_SCOPE_QP && model_qp_doorbell(d->off)) {
 		reg_set(m, off, val & d->mask);
 		if (m->eng)
 			eng_reg_written(m->eng, off, qp);

@@ -102,7 +102,7 @@ static uint8_t classify(const struct wreg *r, uint32_t val)
 		if (r->qpoff == ERNIC_QPCONF)
 			return (val & ERNIC_QPCONF_QP_EN) ? CLS_ENABLE :
 							    CLS_DISABLE;
-		if (r->qpoff == ERNIC_SQPI || r->qpoff == ERNIC_RQCI)
+		if (model_qp_doorbell(r->qpoff))
 			return CLS_DOORBELL;
 		return CLS_CONFIG;
 	}
@@ -208,7 +208,7 @@ static void reenable(struct ernic_model *m, const uint8_t *swovr)
 
 static bool is_doorbell(const struct wreg *r)
 {
-	return r->qp && (r->qpoff == ERNIC_SQPI || r->qpoff == ERNIC_RQCI);
+	return r->qp && model_qp_doorbell(r->qpoff);
 }
 
 /* Software's writes to the doorbells (doorbells) or to every other word,
