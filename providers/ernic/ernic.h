@@ -540,11 +540,17 @@ static inline uint32_t ernic_qp_db_load(struct ernic_dev *dev,
 	return qp->noncoherent ? ernic_db_load(dev->acc, p) : ernic_db_word(p);
 }
 
-static inline void ernic_db_store(struct ernic_access *acc,
-				  volatile uint32_t *p, uint32_t v)
+/* ernic_db_word's counterpart: v published (release), no cache care. */
+static inline void ernic_db_set(volatile uint32_t *p, uint32_t v)
 {
 	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
 			      memory_order_release);
+}
+
+static inline void ernic_db_store(struct ernic_access *acc,
+				  volatile uint32_t *p, uint32_t v)
+{
+	ernic_db_set(p, v);
 	ernic_dma_sync(acc, (const void *)p, sizeof(*p), ERNIC_DMA_TO_DEVICE);
 }
 
@@ -556,8 +562,7 @@ static inline void ernic_qp_db_store(struct ernic_dev *dev,
 	if (qp->noncoherent)
 		ernic_db_store(dev->acc, p, v);
 	else
-		atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)p, v,
-				      memory_order_release);
+		ernic_db_set(p, v);
 }
 
 /* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0

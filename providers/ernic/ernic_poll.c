@@ -576,17 +576,26 @@ poll_lent(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 	return poll_look(cq, ne, wc, true);
 }
 
-/* The tail calls of poll_busy for a spin (sync: a non-coherent bus): a
- * spin on queues that have not moved (words_quiet) is counted and lent. */
+/* A spin's tail calls, once words_quiet (or word_quiet_sr) said whether
+ * the busy queues are still where the last look found nothing (still):
+ * a look under the lock if not, else the spin is counted and lent. */
 static inline __attribute__((always_inline)) int
-poll_spin(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
-	  struct ibv_wc *wc, uint32_t quiet, bool sync)
+poll_spin_tail(struct ernic_cq *cq, int ne, struct ibv_wc *wc,
+	       uint32_t quiet, bool still)
 {
-	if (!words_quiet(dev, cq, sync))
+	if (!still)
 		return poll_look(cq, ne, wc, false);
 	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
 			      memory_order_relaxed);
 	return poll_lent(cq, ne, wc);
+}
+
+/* A spin over every word of the active sets (sync: a non-coherent bus). */
+static inline __attribute__((always_inline)) int
+poll_spin(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
+	  struct ibv_wc *wc, uint32_t quiet, bool sync)
+{
+	return poll_spin_tail(cq, ne, wc, quiet, words_quiet(dev, cq, sync));
 }
 
 /* poll_spin out of line: a non-coherent bus (sync), or QPs beyond 65. */
@@ -640,9 +649,6 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 		return poll_look(cq, ne, wc, false);
 	if (cq->noncoherent)
 		return poll_spin_out(cq->dev, cq, ne, wc, quiet, true);
-	if (!word_quiet_sr(cq->dev, cq, 0, s, r, false))
-		return poll_look(cq, ne, wc, false);
-	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
-			      memory_order_relaxed);
-	return poll_lent(cq, ne, wc);
+	return poll_spin_tail(cq, ne, wc, quiet,
+			      word_quiet_sr(cq->dev, cq, 0, s, r, false));
 }
