@@ -416,8 +416,11 @@ void cm_id_destroy(struct cm_id *id)
 	case CM_DREQ_SENT:
 	case CM_TIMEWAIT:
 		break;
-	case CM_IDLE:
 	case CM_LISTEN:
+		cm_note_unlisten(id->dev, id->service_id);
+		cm_id_free(id);
+		break;
+	case CM_IDLE:
 	case CM_CLOSED:
 		cm_id_free(id);
 		break;
@@ -469,6 +472,7 @@ int cm_dev_tick(struct cm_dev *dev)
 	uint64_t t = cm_now(dev), next = 0;
 	struct cm_id *id, *nx;
 
+	next = cm_held_tick(dev, t);
 	for (id = dev->ids; id; id = nx) {
 		nx = id->next;
 		if (!id->deadline || id->deadline > t)
@@ -566,6 +570,7 @@ void cm_dev_shutdown(struct cm_dev *dev)
 		if (!id->detached)
 			cm_id_destroy(id);
 	}
+	cm_held_reject_all(dev);
 }
 
 unsigned int cm_dev_pending(const struct cm_dev *dev)

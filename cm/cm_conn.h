@@ -108,15 +108,30 @@ uint32_t cm_timeout_ms(uint8_t exponent);
  * locally, can be there first. Not one of the REQ's retries.
  */
 #define CM_NO_LISTENER_RETRIES 9u
+/*
+ * The passive side of that race, for clients that take REJ 8 at once
+ * (the kernel's): a REQ for a service this CM listened on until lately
+ * (CM_RELISTEN_WINDOW_MS) and has no listener for now is held,
+ * unanswered, up to CM_RELISTEN_HOLD_MS (or the REQ's own response
+ * timeout, if shorter) for the consumer to listen again; it then goes to
+ * the new listener, or gets its REJ. A perftest -R server on a busy
+ * 2-CPU host was seen listening 3.3 ms too late for rxe's REQ. At most
+ * CM_HELD_MAX REQs are held; the others are rejected at once.
+ */
+#define CM_RELISTEN_WINDOW_MS 10000u
+#define CM_RELISTEN_HOLD_MS 250u
+#define CM_HELD_MAX 8u
 
 struct cm_stats {
 	uint64_t rx, tx, tx_errors;
 	uint64_t rx_bad;		/* not a CM MAD we read, or a bad field */
 	uint64_t rx_unknown;		/* for no connection we have */
-	uint64_t rx_dup;		/* duplicates answered again */
+	uint64_t rx_dup;		/* duplicates answered again, or of a
+					 * REQ held (not answered) */
 	uint64_t rx_stale;		/* stale REQs rejected */
 	uint64_t retransmits;
 	uint64_t no_listener_resends;	/* REQs sent again after a REJ/8 */
+	uint64_t held;			/* REQs held for a listener to return */
 	uint64_t timeouts;
 };
 

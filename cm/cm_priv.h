@@ -36,6 +36,17 @@ struct cm_id {
 	uint64_t deadline;		/* 0: no timer */
 };
 
+/* A REQ waiting for its service's listener to come back
+ * (CM_RELISTEN_HOLD_MS). */
+struct cm_held {
+	uint64_t until;			/* 0: a free slot */
+	uint64_t tid, service_id;
+	uint32_t remote_id;		/* the REQ's local comm ID and GID */
+	uint8_t gid[16];
+	struct cm_addr from;
+	uint8_t mad[IB_MAD_SIZE];
+};
+
 struct cm_dev {
 	struct cm_ops ops;
 	void *ctx;
@@ -45,6 +56,12 @@ struct cm_dev {
 	uint64_t next_tid;
 	struct cm_id *ids;
 	struct cm_stats stats;
+	struct cm_held held[CM_HELD_MAX];
+	/* Services whose listener went lately: when (ms), a ring. */
+	struct {
+		uint64_t service_id, at;
+	} gone[CM_HELD_MAX];
+	unsigned int gone_next;
 };
 
 /* cm_conn.c */
@@ -71,5 +88,12 @@ struct cm_id *cm_find_remote(struct cm_dev *dev, uint32_t remote_id,
 struct cm_id *cm_find_stale(struct cm_dev *dev, uint32_t remote_qpn,
 			    const uint8_t *gid);
 struct cm_id *cm_find_listener(struct cm_dev *dev, uint64_t service_id);
+/* cm_recv.c: REQs held for a listener to come back (CM_RELISTEN_HOLD_MS).
+ * A listener of service_id went; hand each held REQ whose listener came
+ * to it and reject those whose wait is over, returning the earliest end
+ * of a wait left (0: none); reject every REQ held. */
+void cm_note_unlisten(struct cm_dev *dev, uint64_t service_id);
+uint64_t cm_held_tick(struct cm_dev *dev, uint64_t now);
+void cm_held_reject_all(struct cm_dev *dev);
 
 #endif

@@ -54,6 +54,143 @@ struct cm_id *cm_find_listener(struct cm_dev *dev, uint64_t service_id)
 	return NULL;
 }
 
+/* ---- REQs held for a listener to come back ---- */
+
+void cm_note_unlisten(struct cm_dev *dev, uint64_t service_id)
+{
+	unsigned int k;
+
+	for (k = 0; k < CM_HELD_MAX; k++)
+		if (dev->gone[k].at && dev->gone[k].service_id == service_id)
+			break;
+	if (k == CM_HELD_MAX)
+		k = dev->gone_next++ % CM_HELD_MAX;
+	dev->gone[k].service_id = service_id;
+	dev->gone[k].at = cm_now(dev) + 1;	/* 0 marks a free slot */
+}
+
+static void forget_unlisten(struct cm_dev *dev, uint64_t service_id)
+{
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++)
+		if (dev->gone[k].service_id == service_id)
+			dev->gone[k].at = 0;
+}
+
+static bool lately_listened(const struct cm_dev *dev, uint64_t service_id,
+			    uint64_t now)
+{
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++)
+		if (dev->gone[k].at && dev->gone[k].service_id == service_id &&
+		    now + 1 - dev->gone[k].at <= CM_RELISTEN_WINDOW_MS)
+			return true;
+	return false;
+}
+
+/* True if the REQ (nobody listens to its service) is held, or is a
+ * duplicate of one held, and so must not be answered now. */
+static bool hold_req(struct cm_dev *dev, const struct cm_addr *from,
+		     uint64_t tid, const struct cm_req *req,
+		     const uint8_t *mad)
+{
+	uint64_t now = cm_now(dev), wait;
+	struct cm_held *slot = NULL;
+
+	if (!lately_listened(dev, req->service_id, now))
+		return false;
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++) {
+		struct cm_held *h = &dev->held[k];
+
+		if (!h->until) {
+			slot = slot ? slot : h;
+		} else if (h->remote_id == req->local_comm_id &&
+			   !memcmp(h->gid, req->primary.local_gid, 16)) {
+			dev->stats.rx_dup++;
+			return true;
+		}
+	}
+	if (!slot)
+		return false;
+	wait = cm_timeout_ms(req->remote_cm_response_timeout);
+	if (wait > CM_RELISTEN_HOLD_MS)
+		wait = CM_RELISTEN_HOLD_MS;
+	slot->until = now + wait;
+	slot->tid = tid;
+	slot->service_id = req->service_id;
+	slot->remote_id = req->local_comm_id;
+	memcpy(slot->gid, req->primary.local_gid, 16);
+	slot->from = *from;
+	memcpy(slot->mad, mad, IB_MAD_SIZE);
+	dev->stats.held++;
+	return true;
+}
+
+/* Forget the held REQ of (remote_id, gid), if any: true if there was. */
+static bool unhold_req(struct cm_dev *dev, uint32_t remote_id,
+		       const uint8_t *gid)
+{
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++) {
+		struct cm_held *h = &dev->held[k];
+
+		if (h->until && h->remote_id == remote_id &&
+		    !memcmp(h->gid, gid, 16)) {
+			h->until = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void reject_no_listener(struct cm_dev *dev, const struct cm_addr *from,
+			       uint64_t tid, uint32_t their_id)
+{
+	dev->stats.rx_unknown++;
+	cm_answer_unknown(dev, from, tid, IB_CM_ATTR_REQ, their_id, 0,
+			  IB_CM_REJ_INVALID_SERVICE_ID);
+}
+
+static void recv_req(struct cm_dev *dev, const struct cm_addr *from,
+		     uint64_t tid, const uint8_t *mad);
+
+uint64_t cm_held_tick(struct cm_dev *dev, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++) {
+		struct cm_held h = dev->held[k];
+
+		if (!h.until)
+			continue;
+		if (cm_find_listener(dev, h.service_id)) {
+			/* The slot is free again before the REQ is taken:
+			 * whatever it leads to may hold another. */
+			dev->held[k].until = 0;
+			recv_req(dev, &h.from, h.tid, h.mad);
+		} else if (h.until <= now) {
+			/* Not between two listens after all: later REQs for
+			 * the service (this one's again, from a CM that takes
+			 * REJ 8 as "not yet") are answered at once. */
+			dev->held[k].until = 0;
+			forget_unlisten(dev, h.service_id);
+			reject_no_listener(dev, &h.from, h.tid, h.remote_id);
+		} else if (!next || h.until < next) {
+			next = h.until;
+		}
+	}
+	return next;
+}
+
+void cm_held_reject_all(struct cm_dev *dev)
+{
+	for (unsigned int k = 0; k < CM_HELD_MAX; k++) {
+		struct cm_held *h = &dev->held[k];
+
+		if (h->until) {
+			h->until = 0;
+			reject_no_listener(dev, &h->from, h->tid, h->remote_id);
+		}
+	}
+}
+
 /* ---- messages ---- */
 
 static void recv_req(struct cm_dev *dev, const struct cm_addr *from,
@@ -111,10 +248,8 @@ static void recv_req(struct cm_dev *dev, const struct cm_addr *from,
 	}
 	lis = cm_find_listener(dev, req.service_id);
 	if (!lis || lis->detached) {
-		dev->stats.rx_unknown++;
-		cm_answer_unknown(dev, from, tid, IB_CM_ATTR_REQ,
-			       req.local_comm_id, 0,
-			       IB_CM_REJ_INVALID_SERVICE_ID);
+		if (!hold_req(dev, from, tid, &req, mad))
+			reject_no_listener(dev, from, tid, req.local_comm_id);
 		return;
 	}
 	if (req.transport != 0 || req.srq) {
@@ -255,7 +390,10 @@ static void recv_rej(struct cm_dev *dev, const struct cm_addr *from,
 	if (!rej.remote_comm_id && rej.local_comm_id) {
 		/* The active side withdrew its REQ before it learnt our ID
 		 * (its cm_id_destroy, its timeout): find the connection
-		 * as a duplicate REQ does, by the sender's ID and GID. */
+		 * as a duplicate REQ does, by the sender's ID and GID. A
+		 * REQ still held is forgotten. */
+		if (unhold_req(dev, rej.local_comm_id, from->gid))
+			return;
 		id = cm_find_remote(dev, rej.local_comm_id, from->gid);
 		if (id && id->state != CM_REQ_RCVD &&
 		    id->state != CM_MRA_REQ_SENT && id->state != CM_REP_SENT)

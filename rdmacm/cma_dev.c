@@ -371,10 +371,12 @@ static void print_stats(struct cma_dev *d)
 		"librdmacm (ernic): %s CM: rx %" PRIu64 " tx %" PRIu64
 		" tx_errors %" PRIu64 " rx_bad %" PRIu64 " rx_unknown %" PRIu64
 		" rx_dup %" PRIu64 " rx_stale %" PRIu64 " retransmits %" PRIu64
-		" timeouts %" PRIu64 " no_listener_resends %" PRIu64 "\n",
+		" timeouts %" PRIu64 " no_listener_resends %" PRIu64
+		" held %" PRIu64 "\n",
 		ibv_get_device_name(d->ibdev), st->rx, st->tx, st->tx_errors,
 		st->rx_bad, st->rx_unknown, st->rx_dup, st->rx_stale,
-		st->retransmits, st->timeouts, st->no_listener_resends);
+		st->retransmits, st->timeouts, st->no_listener_resends,
+		st->held);
 }
 
 /* The process is ending: connections it did not close are closed (as

@@ -482,6 +482,9 @@ static int listen_on(struct cma_id *id, struct cma_dev *dev)
 	}
 	id->listen_cm[id->nlisten] = cm;
 	id->listen_devs[id->nlisten++] = dev;
+	/* A REQ the CM held for a listener to come back is taken now
+	 * (CM_RELISTEN_HOLD_MS), not at the end of its wait. */
+	cma_dev_wake(dev);
 	return 0;
 }
 

@@ -98,3 +98,13 @@ add_test(NAME rdmacm_cycles
           $<TARGET_FILE:ernic-rdmacm>)
 set_tests_properties(rdmacm_cycles PROPERTIES ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)
+# A REQ that comes while the server is between two listens on its port
+# (perftest -R's second connection) is held for the next listener.
+add_executable(rdmacm_relisten ${CMAKE_CURRENT_LIST_DIR}/rdmacm_relisten.c)
+target_link_libraries(rdmacm_relisten PRIVATE PkgConfig::RDMACM_LIB
+  PkgConfig::IBVERBS)
+add_dependencies(rdmacm_relisten ernic-rdmacm)
+add_test(NAME rdmacm_relisten
+  COMMAND bash ${_apps}/rdmacm_relisten.sh $<TARGET_FILE:rdmacm_relisten>)
+set_tests_properties(rdmacm_relisten PROPERTIES
+  ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 120)

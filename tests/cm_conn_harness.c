@@ -383,6 +383,7 @@ void h_stats_eq(int side, struct cm_stats want, const char *file, int line)
 	F(retransmits);
 	F(timeouts);
 	F(no_listener_resends);
+	F(held);
 #undef F
 	if (bad)
 		_fail(file, line);

@@ -142,12 +142,16 @@ static void test_destroy_listen(void **st)
 	cm_id_destroy(lis);
 	assert_null(cm_id_listener(b));
 	assert_int_equal(cm_id_state(b), CM_REQ_RCVD);
+	/* A REQ for its service now waits for the next listener
+	 * (test_relisten_hold). */
 	req.local_qpn = H_QPN_A + 1;
 	h_send_req(&req);
 	h_run();
-	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	assert_string_equal(h_sent(), "A:REQ");
 	lis2 = cm_id_create(B->dev, NULL);
 	assert_int_equal(cm_listen(lis2, H_SID), 0);
+	h_advance(0);
+	assert_ptr_equal(h_ev(SB, B->nev - 1, CM_EV_REQ)->listener, lis2);
 	/* The connection carries on without its listener. */
 	A->auto_rtu = true;
 	assert_int_equal(cm_send_rep(b, &(struct cm_rep){ .local_qpn = 9 }), 0);
@@ -188,8 +192,11 @@ static void test_listener_late(void **st)
 	STATS_EQ(SA, .rx = 3, .tx = 4, .no_listener_resends = 2);
 	STATS_EQ(SB, .rx = 4, .tx = 3, .rx_unknown = 2);
 
-	/* Withdrawn while waiting: its REJ, and no REQ at the deadline. */
+	/* Withdrawn while waiting: its REJ, and no REQ at the deadline.
+	 * (B answers a service it listened on lately only after
+	 * CM_RELISTEN_HOLD_MS.) */
 	cm_id_destroy(lis);
+	h_advance(CM_RELISTEN_WINDOW_MS + 1);
 	req.local_qpn = H_QPN_A + 1;
 	a = h_send_req(&req);
 	h_run();
@@ -198,6 +205,95 @@ static void test_listener_late(void **st)
 	assert_string_equal(h_sent(), "A:REJ/4");
 	h_advance(T_REQ);
 	assert_string_equal(h_sent(), "");
+}
+
+/* A REQ for a service whose listener went a moment ago (perftest -R's
+ * server between its two listens, and a client that, as the kernel's,
+ * takes REJ 8 as final): held unanswered for the next listener; a
+ * duplicate is not answered either; withdrawn by its sender, it is
+ * forgotten; not taken within CM_RELISTEN_HOLD_MS, it gets its REJ; and
+ * past CM_RELISTEN_WINDOW_MS, or beyond CM_HELD_MAX held, at once. */
+static void test_relisten_hold(void **st)
+{
+	struct cm_req req = h_req(0);
+	struct cm_id *lis = h_listen(), *a, *held[CM_HELD_MAX + 1];
+	struct cm_rej rej;
+
+	(void)st;
+	B->on_req = ON_REQ_ACCEPT;
+	A->auto_rtu = true;
+	cm_id_destroy(lis);
+	h_advance(CM_RELISTEN_WINDOW_MS - CM_RELISTEN_HOLD_MS - 1);
+	a = h_send_req(&req);
+	h_dup(0);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ");
+	STATS_EQ(SB, .rx = 2, .held = 1, .rx_dup = 1);
+	h_advance(CM_RELISTEN_HOLD_MS - 1);
+	assert_string_equal(h_sent(), "");
+	lis = h_listen();
+	h_advance(0);
+	h_run();
+	assert_string_equal(h_sent(), "B:REP A:RTU");
+	assert_ptr_equal(h_ev(SB, 0, CM_EV_REQ)->listener, lis);
+	assert_int_equal(cm_id_state(a), CM_ESTABLISHED);
+	STATS_EQ(SA, .rx = 1, .tx = 2);
+	STATS_EQ(SB, .rx = 3, .tx = 1, .held = 1, .rx_dup = 1);
+
+	/* Withdrawn while held: forgotten, nothing sent at its deadline. */
+	cm_id_destroy(lis);
+	req.local_qpn = H_QPN_A + 1;
+	a = h_send_req(&req);
+	h_run();
+	cm_id_destroy(a);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ A:REJ/4");
+	h_advance(CM_RELISTEN_HOLD_MS);
+	assert_string_equal(h_sent(), "");
+
+	/* Not taken in time: REJ 8 at CM_RELISTEN_HOLD_MS. */
+	req.local_qpn = H_QPN_A + 2;
+	a = h_send_req(&req);
+	h_run();
+	h_advance(CM_RELISTEN_HOLD_MS - 1);
+	assert_string_equal(h_sent(), "A:REQ");
+	h_advance(1);
+	h_run();
+	assert_string_equal(h_sent(), "B:REJ/8");
+	assert_int_equal(cm_unpack_rej(h_mad(0), &rej), 0);
+	assert_int_equal(rej.remote_comm_id, cm_id_local_comm_id(a));
+	assert_int_equal(rej.reason, IB_CM_REJ_INVALID_SERVICE_ID);
+	/* ... and the service is no longer taken as between two listens:
+	 * A's REQ again (CM_NO_LISTENER_RETRIES) gets its REJ at once. */
+	h_advance(1);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	cm_id_destroy(a);
+	h_run();
+	h_sent();
+
+	/* CM_HELD_MAX held at most; the next is rejected at once. */
+	cm_id_destroy(h_listen());
+	for (unsigned int k = 0; k <= CM_HELD_MAX; k++) {
+		req.local_qpn = H_QPN_A + 3 + k;
+		held[k] = h_send_req(&req);
+		h_run();
+		assert_string_equal(h_sent(), k < CM_HELD_MAX ? "A:REQ" :
+							 "A:REQ B:REJ/8");
+	}
+	for (unsigned int k = 0; k <= CM_HELD_MAX; k++)
+		cm_id_destroy(held[k]);
+	h_run();
+	h_sent();
+
+	/* A listener gone for longer than CM_RELISTEN_WINDOW_MS. */
+	h_advance(CM_RELISTEN_WINDOW_MS + 1);
+	h_sent();
+	req.local_qpn = H_QPN_A + 20;
+	a = h_send_req(&req);
+	h_run();
+	assert_string_equal(h_sent(), "A:REQ B:REJ/8");
+	cm_id_destroy(a);
 }
 
 /* The passive side lets go before or after its REP. */
@@ -663,6 +759,7 @@ int cm_conn_more_tests(void)
 		T(test_destroy_established),
 		T(test_destroy_listen),
 		T(test_listener_late),
+		T(test_relisten_hold),
 		T(test_destroy_passive),
 		T(test_destroy_active),
 		T(test_dev_destroy_live),

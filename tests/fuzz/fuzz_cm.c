@@ -713,6 +713,8 @@ static void step_side(enum fc_op op, const uint8_t *a)
 		 * for each the peer must hear of; none held after */
 		for (struct cm_id *i = s->dev->ids; i; i = i->next)
 			want += !i->detached && !(BIT(i->state) & QUIET_EXIT);
+		for (unsigned int k = 0; k < CM_HELD_MAX; k++)
+			want += s->dev->held[k].until != 0;	/* REJ 8 */
 		s->quiet_until = 0;
 		cm_dev_shutdown(s->dev);
 		memset(s->slot, 0, sizeof(s->slot));
