@@ -156,24 +156,26 @@ uint64_t cm_held_tick(struct cm_dev *dev, uint64_t now)
 	uint64_t next = 0;
 
 	for (unsigned int k = 0; k < CM_HELD_MAX; k++) {
-		struct cm_held h = dev->held[k];
+		const struct cm_held *h = &dev->held[k];
 
-		if (!h.until)
+		if (!h->until)
 			continue;
-		if (cm_find_listener(dev, h.service_id)) {
+		if (cm_find_listener(dev, h->service_id)) {
 			/* The slot is free again before the REQ is taken:
 			 * whatever it leads to may hold another. */
+			struct cm_held c = *h;
+
 			dev->held[k].until = 0;
-			recv_req(dev, &h.from, h.tid, h.mad);
-		} else if (h.until <= now) {
+			recv_req(dev, &c.from, c.tid, c.mad);
+		} else if (h->until <= now) {
 			/* Not between two listens after all: later REQs for
 			 * the service (this one's again, from a CM that takes
 			 * REJ 8 as "not yet") are answered at once. */
 			dev->held[k].until = 0;
-			forget_unlisten(dev, h.service_id);
-			reject_no_listener(dev, &h.from, h.tid, h.remote_id);
-		} else if (!next || h.until < next) {
-			next = h.until;
+			forget_unlisten(dev, h->service_id);
+			reject_no_listener(dev, &h->from, h->tid, h->remote_id);
+		} else if (!next || h->until < next) {
+			next = h->until;
 		}
 	}
 	return next;
