@@ -485,6 +485,21 @@ add_device() {
 	at_exit "${HOST_ARGV[@]}" "$ERNICCTL" del "${HOST_DEV[$h]}"
 }
 
+# add_local_devices NAME ADDR [NAME ADDR...]: software devices in an
+# overlay of the test's own (ERNIC_RUNDIR under WORK), removed at exit,
+# with ernicctl env in effect: one program here may open them all.
+add_local_devices() {
+	export ERNIC_RUNDIR=$WORK/run
+	mkdir -p "$ERNIC_RUNDIR"
+	while [ $# -ge 2 ]; do
+		"$ERNICCTL" add "$1" --sw "$2" >/dev/null ||
+			fail "ernicctl add $1 --sw $2"
+		at_exit env "ERNIC_RUNDIR=$ERNIC_RUNDIR" "$ERNICCTL" del "$1"
+		shift 2
+	done
+	eval "$("$ERNICCTL" env)"
+}
+
 # ---- capture ----
 
 # capture_start HOST IFACE FILE PEER1 PEER2: dumpcap of UDP 4791 between

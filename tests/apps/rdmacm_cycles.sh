@@ -16,14 +16,7 @@ lib=${2:?usage: rdmacm_cycles.sh RDMACM_CYCLES LIBRDMACM [options...]}
 shift 2
 : "${ERNICCTL:?}"
 
-export ERNIC_RUNDIR=$WORK/run
-mkdir -p "$ERNIC_RUNDIR"
-for d in "ernicy0 127.0.0.76" "ernicy1 127.0.0.77"; do
-	"$ERNICCTL" add "${d% *}" --sw "${d#* }" >/dev/null ||
-		fail "ernicctl add ${d% *} --sw ${d#* }"
-	at_exit env "ERNIC_RUNDIR=$ERNIC_RUNDIR" "$ERNICCTL" del "${d% *}"
-done
-eval "$("$ERNICCTL" env)"
+add_local_devices ernicy0 127.0.0.76 ernicy1 127.0.0.77
 [[ "$LD_LIBRARY_PATH" == */lib/rdmacm* ]] ||
 	fail "ernicctl env did not put lib/rdmacm in LD_LIBRARY_PATH: $LD_LIBRARY_PATH"
 
