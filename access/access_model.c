@@ -258,9 +258,9 @@ static bool ma_progress(struct ernic_access *acc)
 	return ernic_model_progress(to_model(acc));
 }
 
-static void ma_progress_stop(struct ernic_access *acc)
+static void ma_progress_stop(struct ernic_access *acc, bool armed)
 {
-	ernic_model_progress_stop(to_model(acc));
+	ernic_model_progress_stop(to_model(acc), armed);
 }
 
 static const struct ernic_access_ops model_ops = {

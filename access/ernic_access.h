@@ -91,11 +91,13 @@ struct ernic_access_ops {
 	 * took something (worth polling again). NULL on hardware, which
 	 * runs beside the CPU. */
 	bool (*progress)(struct ernic_access *acc);
-	/* The caller's polls are ending (its CQ has nothing outstanding
-	 * any more, or is armed for an event): an IP that leaves its
-	 * packets to polls (progress) takes them back now rather than
-	 * after a while. NULL where progress is. */
-	void (*progress_stop)(struct ernic_access *acc);
+	/* The caller's polls are ending (its CQs have nothing outstanding
+	 * any more, or one is armed for an event: `armed`): an IP that
+	 * leaves its packets to polls (progress) takes them back now
+	 * rather than after a while, unless it knows that nothing comes
+	 * before the caller posts again (and it is not armed). NULL where
+	 * progress is. */
+	void (*progress_stop)(struct ernic_access *acc, bool armed);
 	/* A device shared by processes (docs/multiprocess.md): CM REQs for
 	 * service_id (host order) reach this process (claim) or not any
 	 * more. The caller holds the device's state-file lock. 0 or errno.
@@ -164,11 +166,12 @@ static inline bool ernic_progress(struct ernic_access *acc)
 	return acc->ops->progress && acc->ops->progress(acc);
 }
 
-/* Polls are ending: the IP watches its port itself again at once. */
-static inline void ernic_progress_stop(struct ernic_access *acc)
+/* Polls are ending (`armed`: the caller waits for an event now): the
+ * IP watches its port itself again. */
+static inline void ernic_progress_stop(struct ernic_access *acc, bool armed)
 {
 	if (acc->ops->progress_stop)
-		acc->ops->progress_stop(acc);
+		acc->ops->progress_stop(acc, armed);
 }
 
 /* Flush posted register writes: after W1C writes, before acting on

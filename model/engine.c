@@ -463,13 +463,14 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	}
 
 	/* Nothing came in, nothing is held and no deadline the polls watch
-	 * is due (eng_timer_retune): the rest is the thread's, but for the
-	 * ACKs an earlier poll's pass left (eng_acks_late). */
+	 * is due (eng_timer_retune): the rest is the thread's, but for an
+	 * ACK left for a reply that is overdue (eng_acks_late). */
 	if (rx_or_none && e->rx_taken == taken && !atomic_load(&e->holding) &&
 	    !poll_due(e, &now, &have_now)) {
 		if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
 			pthread_mutex_lock(&e->lock);
-			eng_rx_acks_send(e);
+			if (!eng_acks_late(e, pass_now(e, &now, &have_now)))
+				eng_rx_acks_send(e);
 			pthread_mutex_unlock(&e->lock);
 		}
 		return next;
@@ -478,9 +479,9 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 		atomic_exchange(&e->dirty[w], 0);
 	pthread_mutex_lock(&e->lock);
 	/* The responses to what came in (ACKs, read responses' first
-	 * turn) leave now, not after every QP's turn below; a poll's
-	 * pass may leave its ACKs to what its thread sends next. */
-	if (!rx_or_none || !eng_acks_late(e))
+	 * turn) leave now, not after every QP's turn below; a ping-pong
+	 * QP's ACK may wait for its reply. */
+	if (!eng_acks_late(e, pass_now(e, &now, &have_now)))
 		eng_rx_acks_flush(e);
 	model_wire_flush(e->wire);
 	if (eng_qp_sync(e, ERNIC_QP1) && enabled && eng_qp1_pump(e))
@@ -503,6 +504,14 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 				*busy = true;
 	}
 	e->tx_rr++;
+	/* the reply a late ACK waited for went out in a turn above; if
+	 * not, its deadline is the pass's too */
+	if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
+		if (!e->owed_n || e->qp[e->owed[0]].replied)
+			eng_rx_acks_flush(e);
+		else if (!next || e->late_at < next)
+			next = e->late_at;
+	}
 	/* A QP that found the device's window used up has no timer when
 	 * nothing of it is in flight: what this pass freed (others' rewinds
 	 * after their timeouts) is for the next pass, now, or nothing may
@@ -557,6 +566,8 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	memcpy(e->local.dst_mac, conf->mac, 6);
 	e->local.dport = ROCE_UDP_PORT;
 	e->frame = conf->wire == ERNIC_WIRE_FRAME;
+	e->st.on = getenv("ERNIC_ENGINE_STATS") != NULL;
+	snprintf(e->st.name, sizeof(e->st.name), "%s", conf->name);
 	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	e->timer_fd = timerfd_create(CLOCK_MONOTONIC,
 				     TFD_CLOEXEC | TFD_NONBLOCK);
@@ -673,10 +684,10 @@ bool ernic_model_progress(struct ernic_model *m)
 	return m->eng && eng_progress(m->eng);
 }
 
-void ernic_model_progress_stop(struct ernic_model *m)
+void ernic_model_progress_stop(struct ernic_model *m, bool armed)
 {
 	if (m->eng)
-		eng_progress_stop(m->eng);
+		eng_progress_stop(m->eng, armed);
 }
 
 void eng_destroy(struct eng *e)
@@ -691,7 +702,9 @@ void eng_destroy(struct eng *e)
 	}
 	if (e->running)
 		pthread_join(e->thread, NULL);
-	/* what a poll's pass left owed (eng_acks_late) */
+	if (e->st.on)
+		eng_print_stats(e);
+	/* an ACK a pass left for a reply (eng_acks_late) */
 	pthread_mutex_lock(&e->lock);
 	eng_rx_acks_send(e);
 	pthread_mutex_unlock(&e->lock);

@@ -102,30 +102,51 @@ void eng_rx_acks_send(struct eng *e)
 }
 
 /*
- * A poll that took requests in its own thread (eng_progress) returns
- * their completions at once; when they are one QP's, and that QP sent a
- * request of its own after the last time (it answers: a ping-pong), the
- * ACK can go with what its thread sends next (the reply: one sendmmsg
- * for both, not two) or at its next poll. A stream's receiver, which
- * sends nothing back, ACKs at once: its requester waits for the window.
- * The thread away from the port (eng_thread_main) wakes within
- * ENG_POLL_WATCH_MAX_NS and pays them if no poll or post did, so a
- * requester waits that long at most, when its peer stops polling.
- * Dekker with the thread's return to the port: it sees acks_late before
- * it sleeps without a timeout, or we see it back and pay now.
+ * One request in, one request out: a ping-pong (ib_write_lat's two
+ * sides, a request-response application). The ACK of a request of a
+ * QP that sent one of its own since the last time (`replied`) waits for
+ * the reply its application is about to post, up to ENG_ACK_REPLY_NS,
+ * and then leaves *after* it (tx_inline, eng_run): the peer, polling
+ * for that ACK, takes the reply from the port in the same poll, and
+ * nobody's engine thread is woken for either packet. ACKed first, the
+ * reply came after the peer's poll had ended and woke its thread, and
+ * the poll's end woke it once more to watch the port (1.5 engine
+ * wakeups per message, each preempting an application on a 2-CPU host:
+ * ib_write_lat 15 us where ib_send_lat, whose receive polls keep the
+ * port, took 4). A stream's receiver, which sends nothing back, ACKs at
+ * once: its requester waits for the window; so does a QP that takes a
+ * second request before it replies (owed_reqs).
+ * Whoever passes after late_at pays: the pass that kept it returns
+ * late_at as a deadline (eng_run), so the thread sleeps no later than
+ * that, or a poll's pass sets the thread's timer to it when the thread
+ * is on the port (eng_timer_retune; Dekker with the thread's return
+ * from away: it sees acks_late before it sleeps, late_next). Lock held;
+ * `now` is the pass's clock.
  */
-bool eng_acks_late(struct eng *e)
+bool eng_acks_late(struct eng *e, uint64_t now)
 {
-	if (e->owed_n != 1 || !e->qp[e->owed[0]].replied ||
-	    !atomic_load(&e->away))
+	struct eng_qp *q;
+
+	if (e->owed_n != 1)
 		return false;
-	atomic_store(&e->acks_late, true);
-	if (atomic_load(&e->away)) {
-		e->qp[e->owed[0]].replied = false;
-		return true;
+	q = &e->qp[e->owed[0]];
+	if (q->owed_reqs != 1)
+		return false;
+	if (atomic_load_explicit(&e->acks_late, memory_order_relaxed)) {
+		if (now < e->late_at)
+			return true;
+		e->st.acks_overdue++;
+		return false;
 	}
-	atomic_store_explicit(&e->acks_late, false, memory_order_relaxed);
-	return false;
+	/* (only with the thread on the real clock: an engine a test steps
+	 * answers at once) */
+	if (!q->replied || !e->running || e->m->clock)
+		return false;
+	e->st.acks_held++;
+	e->late_at = now + ENG_ACK_REPLY_NS;
+	q->replied = false;
+	atomic_store(&e->acks_late, true);
+	return true;
 }
 
 void eng_send_ack(struct eng *e, uint32_t i, uint32_t psn)

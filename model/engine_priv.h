@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ernic_conf.h"
 #include "model_priv.h"
 #include "model_wire.h"
 #include "roce_pkt.h"
@@ -65,6 +66,8 @@
  * before the batch ends: half the IP's 16 outstanding requests, so that
  * a requester at its limit sends again while the rest is taken. */
 #define ENG_ACK_BATCH 8u
+/* How long a ping-pong QP's ACK waits for the reply (eng_acks_late). */
+#define ENG_ACK_REPLY_NS 50000u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 /* 64-bit words of a per-QP bitmap (QPs 0..ERNIC_C_NUM_QP_MAX) */
@@ -216,10 +219,22 @@ struct eng {
 	 * leaves the port to them (eng_thread_main), asleep `away` from
 	 * it, until software says its polls end (`reclaim`). */
 	atomic_uint polls;
+	/* ERNIC_ENGINE_STATS: what the thread and the polls did, printed
+	 * when the engine ends (eng_destroy). Each counter has one writer
+	 * context, named; read after the thread is joined. */
+	struct {
+		bool on;
+		char name[ERNIC_NAME_MAX + 1];
+		uint64_t wakeups, passes;	/* the thread's */
+		uint64_t acks_held, acks_overdue;	/* engine lock */
+		atomic_uint port_returned, port_kept;	/* progress_stop */
+	} st;
 	atomic_bool away, reclaim;
-	/* A pass a poll ran left the ACKs its requests owed unpaid
-	 * (eng_acks_late): the next post, poll or pass pays them. */
+	/* A pass left the ACK a ping-pong QP owes unpaid for its reply
+	 * (eng_acks_late): a post pays it after the reply, a pass after
+	 * late_at (engine lock) whatever comes. */
 	atomic_bool acks_late;
+	uint64_t late_at;
 	/* The earliest deadline a poll's full pass found and left to the
 	 * polls (eng_timer_retune): an empty poll's pass looks at the clock
 	 * only while one is set, and makes a full pass once it is due. */
@@ -325,10 +340,12 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none);
 /* The thread makes another pass (one eventfd write). No lock needed. */
 void eng_wake(struct eng *e);
 void *eng_thread_main(void *arg);
+/* ERNIC_ENGINE_STATS's line on stderr; the thread joined. */
+void eng_print_stats(struct eng *e);
 /* A poll found nothing: run a pass in the caller's thread if the engine
  * thread sleeps. True when it took a packet. */
 bool eng_progress(struct eng *e);
-void eng_progress_stop(struct eng *e);
+void eng_progress_stop(struct eng *e, bool armed);
 /* A poll's pass that looked at every QP found `next` (0: none) its
  * earliest deadline: the polls watch it, the thread's timer follows it
  * when that costs no near timer. Lock held. */
@@ -406,10 +423,10 @@ uint64_t eng_rx_timers(struct eng *e, uint32_t i, uint64_t now);
 void eng_rx_acks_flush(struct eng *e);
 /* Those ACKs, and with them whatever else is queued, out now. */
 void eng_rx_acks_send(struct eng *e);
-/* A pass a poll ran (eng_run's rx_or_none) may leave the ACKs it owes
- * unpaid while the thread is away from the port: true if it may (and
- * acks_late is set), false if they must go now. Lock held. */
-bool eng_acks_late(struct eng *e);
+/* A pass may leave the ACK it owes a ping-pong QP until its reply has
+ * gone: true if it may (acks_late set, late_at the deadline), false if
+ * the owed ACKs must go now. Lock held. */
+bool eng_acks_late(struct eng *e, uint64_t now);
 
 /* ---- engine_read.c: the READ responder ---- */
 /* Response packets of a read of len bytes (a zero-length read has one). */

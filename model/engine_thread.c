@@ -7,6 +7,7 @@
  * thread handoff on the way out.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -104,8 +105,6 @@ static bool tx_inline(struct eng *e, uint32_t i)
 	/* Streams too: waking the thread for each doorbell cost more than
 	 * the overlap with it gained (ib_send_bw -s 2 on two CPUs: 0.05 ->
 	 * 0.09 M msg/s; 64 KiB bandwidth the same). */
-	/* ACKs a poll's pass left (eng_acks_late) go in the same send */
-	eng_rx_acks_flush(e);
 	eng_tx_room(e);
 	if ((eng_reg(e->m, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) &&
 	    eng_qp_sync(e, i) && !eng_tx_pump(e, i)) {
@@ -115,6 +114,10 @@ static bool tx_inline(struct eng *e, uint32_t i)
 			timer_arm(e, q->rto_at);
 		done = true;
 	}
+	/* The ACK a pass left for this reply (eng_acks_late) goes in the
+	 * same send, after it: the peer polling for the ACK finds the
+	 * reply first. */
+	eng_rx_acks_flush(e);
 	/* The pump only queued its packets (eng_send_pkt): they leave
 	 * now, while we hold the lock, or they would wait for the sleeping
 	 * thread's next pass, a transport timeout away. */
@@ -260,8 +263,21 @@ static void rt_govern(struct eng_rt *rt)
 
 /* Dekker with the thread's going away (eng_thread_main): it sees the
  * reclaim and stays, or it is seen away and woken. */
-void eng_progress_stop(struct eng *e)
+void eng_progress_stop(struct eng *e, bool armed)
 {
+	/* An ACK left for a ping-pong reply (eng_acks_late): the peer
+	 * sends nothing before that reply, which a post sends and a poll
+	 * then waits on; taking the port back would cost a wakeup per
+	 * message for nothing. The thread still comes back within its
+	 * watch if no poll runs. An application that waits for an event
+	 * is not polling any more: the port goes back at once. */
+	if (!armed && atomic_load(&e->acks_late)) {
+		atomic_fetch_add_explicit(&e->st.port_kept, 1,
+					  memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&e->st.port_returned, 1,
+				  memory_order_relaxed);
 	atomic_store(&e->reclaim, true);
 	if (atomic_load(&e->away))
 		eng_wake(e);
@@ -281,6 +297,23 @@ static bool go_away(struct eng *e, unsigned int *seen)
 		return true;
 	atomic_store(&e->away, false);
 	return false;
+}
+
+/* The thread's next deadline: `next`, or earlier the one of an ACK a
+ * pass left for a reply (eng_acks_late), which the thread pays if no
+ * post did by then. A poll's pass that leaves one while the thread
+ * sleeps away does not wake it: the polls pay it, or the thread within
+ * its watch. */
+static uint64_t late_next(struct eng *e, uint64_t next)
+{
+	uint64_t at;
+
+	if (!atomic_load(&e->acks_late))
+		return next;
+	pthread_mutex_lock(&e->lock);
+	at = atomic_load(&e->acks_late) ? e->late_at : 0;
+	pthread_mutex_unlock(&e->lock);
+	return at && (!next || at < next) ? at : next;
 }
 
 /* ppoll's timeout for a deadline `next` (0: none), at most `cap` ns
@@ -304,6 +337,19 @@ static struct timespec *sleep_for(struct eng *e, uint64_t next, uint64_t cap,
 	ts->tv_sec = (time_t)(d / 1000000000u);
 	ts->tv_nsec = (long)(d % 1000000000u);
 	return ts;
+}
+
+void eng_print_stats(struct eng *e)
+{
+	fprintf(stderr,
+		"ernic engine %s: thread woke %" PRIu64 " times, ran %" PRIu64
+		" passes; polls ran %u; ACKs held for a reply %" PRIu64
+		" (paid at the deadline %" PRIu64 "); polls' ends: port back "
+		"to the thread %u, kept for a reply %u\n",
+		e->st.name, e->st.wakeups, e->st.passes, atomic_load(&e->polls),
+		e->st.acks_held, e->st.acks_overdue,
+		atomic_load(&e->st.port_returned),
+		atomic_load(&e->st.port_kept));
 }
 
 void *eng_thread_main(void *arg)
@@ -330,6 +376,7 @@ void *eng_thread_main(void *arg)
 		int n = 1;
 
 		if (pass) {
+			e->st.passes++;
 			rt_govern(&rt);
 			pthread_mutex_lock(&e->pass_lock);
 			next = eng_run_once(e, &busy);
@@ -342,12 +389,13 @@ void *eng_thread_main(void *arg)
 		away = go_away(e, &seen);
 		if (away)
 			pfd[0].fd = -1;
-		tsp = sleep_for(e, next, away ? watch : 0, &ts);
+		tsp = sleep_for(e, late_next(e, next), away ? watch : 0, &ts);
 		/* Dekker with eng_reg_written: announce sleep, then look. */
 		atomic_store(&e->sleeping, 1);
-		if (!any_dirty(e) && !atomic_load(&e->stop) &&
-		    !atomic_load(&e->acks_late))
+		if (!any_dirty(e) && !atomic_load(&e->stop)) {
 			n = ppoll(pfd, 3, tsp, NULL);
+			e->st.wakeups++;
+		}
 		atomic_store(&e->sleeping, 0);
 		if (away)
 			atomic_store(&e->away, false);
@@ -380,7 +428,7 @@ void *eng_thread_main(void *arg)
 			bool polled_on = away && n == 0 &&
 					 atomic_load(&e->polls) != seen;
 
-			/* (ACKs a poll's pass left: eng_acks_late) */
+			/* (an ACK left for a reply: eng_acks_late) */
 			pass = atomic_load(&e->acks_late) ||
 			       !(polled_on && (!next || eng_now(e) < next));
 			watch = !polled_on ? ENG_POLL_WATCH_NS :

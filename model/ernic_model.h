@@ -104,9 +104,10 @@ uint64_t ernic_model_step(struct ernic_model *m, bool *busy);
  * packet. */
 bool ernic_model_progress(struct ernic_model *m);
 /* Software's polls are ending (nothing outstanding on the CQ, or it is
- * armed for an event): the engine thread, which leaves the port to
- * polls while they run, watches it again now. */
-void ernic_model_progress_stop(struct ernic_model *m);
+ * `armed` for an event): the engine thread, which leaves the port to
+ * polls while they run, watches it again now, unless (not armed) the
+ * engine holds an ACK for the reply software posts next. */
+void ernic_model_progress_stop(struct ernic_model *m, bool armed);
 
 /* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);

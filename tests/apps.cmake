@@ -44,14 +44,16 @@ set_tests_properties(app_pcap_selftest PROPERTIES TIMEOUT 60)
 # UIO path (the fixture's virtual FPGAs ernicu0/ernicu1); app_noncoherent:
 # on software ERNICs that simulate a non-coherent bus.
 # app_devshare: the device state file (ernicctl show) through a kill -9.
-foreach(_t pingpong perftest loss uio noncoherent channels rdmacm devshare)
+# app_latency_path: how ping-pongs' packets are taken (engine counters).
+foreach(_t pingpong perftest loss uio noncoherent channels rdmacm devshare
+        latency_path)
   add_test(NAME app_${_t} COMMAND bash ${_apps}/${_t}.sh)
 endforeach()
 add_test(NAME app_capture
   COMMAND bash ${_apps}/capture.sh $<TARGET_FILE:icrc_check>)
 set_tests_properties(app_pingpong app_perftest app_loss app_uio
   app_noncoherent app_channels app_rdmacm app_capture app_devshare
-  PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
+  app_latency_path PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
 
 # ernic_check under ernic_faultq's drops, duplicates, reordering and bit

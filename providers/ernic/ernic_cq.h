@@ -140,7 +140,7 @@ static inline void ernic_cq_unlend(struct ernic_cq *cq)
 	if (atomic_exchange_explicit(&cq->lent, false, memory_order_relaxed) &&
 	    atomic_fetch_sub_explicit(&dev->lent_cqs, 1,
 				      memory_order_relaxed) == 1)
-		ernic_progress_stop(dev->acc);
+		ernic_progress_stop(dev->acc, false);
 }
 
 /* A poll of cq took completions: if its empty polls lent their thread

@@ -433,7 +433,7 @@ int ernic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	atomic_store(&cq->arm, solicited_only ? ERNIC_ARM_SOLICITED :
 						ERNIC_ARM_ALL);
 	/* The application waits for an event now, not in poll_cq. */
-	ernic_progress_stop(ctx_dev(ibcq->context)->acc);
+	ernic_progress_stop(ctx_dev(ibcq->context)->acc, true);
 	return 0;
 }
 
