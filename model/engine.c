@@ -7,6 +7,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -567,6 +568,7 @@ static int eng_start(struct ernic_model *m, const struct ernic_conf *conf,
 	e->local.dport = ROCE_UDP_PORT;
 	e->frame = conf->wire == ERNIC_WIRE_FRAME;
 	e->st.on = getenv("ERNIC_ENGINE_STATS") != NULL;
+	atomic_init(&e->reqs_at_stop, UINT_MAX);
 	snprintf(e->st.name, sizeof(e->st.name), "%s", conf->name);
 	e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	e->timer_fd = timerfd_create(CLOCK_MONOTONIC,

@@ -225,7 +225,8 @@ struct eng {
 	struct {
 		bool on;
 		char name[ERNIC_NAME_MAX + 1];
-		uint64_t wakeups, passes;	/* the thread's */
+		uint64_t wakeups, passes, spins;	/* the thread's */
+		uint64_t switches;	/* its context switches, at its end */
 		uint64_t acks_held, acks_overdue;	/* engine lock */
 		atomic_uint port_returned, port_kept;	/* progress_stop */
 	} st;
@@ -235,6 +236,13 @@ struct eng {
 	 * late_at (engine lock) whatever comes. */
 	atomic_bool acks_late;
 	uint64_t late_at;
+	/* Requests taken (eng_rx_one), and their number at the last end of
+	 * polling (eng_progress_stop). */
+	atomic_uint rx_reqs, reqs_at_stop;
+	/* The pass took a READ request (eng_rx_read_req): the thread,
+	 * whose pass it was, stays awake for the next (ENG_READ_SPIN_NS).
+	 * Under pass_lock. */
+	bool read_served;
 	/* The earliest deadline a poll's full pass found and left to the
 	 * polls (eng_timer_retune): an empty poll's pass looks at the clock
 	 * only while one is set, and makes a full pass once it is due. */

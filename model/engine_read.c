@@ -83,6 +83,7 @@ void eng_rx_read_req(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			      ERNIC_FATAL_READ_RESOURCES_FULL);
 		return;
 	}
+	e->read_served = true;
 	j = rdjob(q, q->rdq_n++);
 	j->bus = bus;
 	j->len = p->reth_len;
