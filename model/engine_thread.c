@@ -282,21 +282,27 @@ static void rt_govern(struct eng_rt *rt)
  * t_typical, but a t_max of 1.1 ms where the kernel's RT throttling
  * stepped in, against 60-100 us). So it stays awake as an ordinary
  * thread, which the scheduler shares out (rt_govern has nothing to
- * bound then), and takes its real-time priority back before it sleeps.
+ * bound then), and takes its real-time priority back before it sleeps,
+ * with rt_govern's period starting afresh (counting the time awake, it
+ * would pause the thread at once).
  */
 #define ENG_READ_SPIN_NS 20000u
 
-static void spin_policy(struct eng *e, const struct eng_rt *rt, bool start)
+static void spin_policy(struct eng *e, struct eng_rt *rt, bool start)
 {
 	static const struct sched_param other = { 0 };
 	static const struct sched_param fifo = { .sched_priority = 1 };
 
 	if (start)
 		e->st.spins++;
-	if (rt->on)
-		pthread_setschedparam(pthread_self(),
-				      start ? SCHED_OTHER : SCHED_FIFO,
-				      start ? &other : &fifo);
+	if (!rt->on)
+		return;
+	pthread_setschedparam(pthread_self(), start ? SCHED_OTHER : SCHED_FIFO,
+			      start ? &other : &fifo);
+	if (!start) {
+		rt->start = ernic_clock_ns(CLOCK_MONOTONIC);
+		rt->cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	}
 }
 
 /* Dekker with the thread's going away (eng_thread_main): it sees the
