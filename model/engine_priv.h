@@ -236,8 +236,8 @@ struct eng {
 	 * late_at (engine lock) whatever comes. */
 	atomic_bool acks_late;
 	uint64_t late_at;
-	/* Requests taken (eng_rx_one), and their number at the last end of
-	 * polling (eng_progress_stop). */
+	/* Requests taken (eng_rx_one, engine lock), and their number at the
+	 * last end of polling (eng_progress_stop, no lock). */
 	atomic_uint rx_reqs, reqs_at_stop;
 	/* The pass took a READ request (eng_rx_read_req): the thread,
 	 * whose pass it was, stays awake for the next (ENG_READ_SPIN_NS).

@@ -576,7 +576,11 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	else if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)
 		eng_tx_response(e, i, &p);
 	else if (!held_park(e, i, &p, l3, tp, tlen, check_icrc)) {
-		atomic_fetch_add_explicit(&e->rx_reqs, 1, memory_order_relaxed);
+		/* written under the engine lock only; read without */
+		atomic_store_explicit(&e->rx_reqs,
+				      atomic_load_explicit(&e->rx_reqs,
+							   memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 		rx_responder(e, i, &p, flags);
 	}
 }
