@@ -226,6 +226,8 @@ static bool any_dirty(struct eng *e)
 #define ENG_RT_PERIOD_NS 10000000u
 #define ENG_RT_PAUSE_NS 1000000u
 #define ENG_RT_BUSY_PCT 95u
+/* the lowest real-time priority: the thread's, but while it spins */
+static const struct sched_param eng_fifo = { .sched_priority = 1 };
 
 struct eng_rt {
 	bool on;
@@ -291,14 +293,13 @@ static void rt_govern(struct eng_rt *rt)
 static void spin_policy(struct eng *e, struct eng_rt *rt, bool start)
 {
 	static const struct sched_param other = { 0 };
-	static const struct sched_param fifo = { .sched_priority = 1 };
 
 	if (start)
 		e->st.spins++;
 	if (!rt->on)
 		return;
 	pthread_setschedparam(pthread_self(), start ? SCHED_OTHER : SCHED_FIFO,
-			      start ? &other : &fifo);
+			      start ? &other : &eng_fifo);
 	if (!start) {
 		rt->start = ernic_clock_ns(CLOCK_MONOTONIC);
 		rt->cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -412,7 +413,6 @@ void eng_print_stats(struct eng *e)
 void *eng_thread_main(void *arg)
 {
 	struct eng *e = arg;
-	struct sched_param sp = { .sched_priority = 1 };
 	struct eng_rt rt = { .start = ernic_clock_ns(CLOCK_MONOTONIC),
 			     .cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
 	unsigned int seen = atomic_load(&e->polls);
@@ -422,7 +422,7 @@ void *eng_thread_main(void *arg)
 
 	/* named for top, perf and gdb (a failure costs only the name) */
 	pthread_setname_np(pthread_self(), "ernic-engine");
-	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &eng_fifo);
 	while (!atomic_load(&e->stop)) {
 		struct pollfd pfd[3] = {
 			{ .fd = model_wire_fd(e->wire), .events = POLLIN },
