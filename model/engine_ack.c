@@ -106,9 +106,11 @@ void eng_rx_acks_send(struct eng *e)
  * sides, a request-response application). The ACK of a request of a
  * QP that sent one of its own since the last time (`replied`) waits for
  * the reply its application is about to post, up to ENG_ACK_REPLY_NS,
- * and then leaves *after* it (tx_inline, eng_run): the peer, polling
- * for that ACK, takes the reply from the port in the same poll, and
- * nobody's engine thread is woken for either packet. ACKed first, the
+ * and then leaves with it: *after* a WRITE (tx_inline, eng_run), so the
+ * peer, polling for that ACK, takes the reply from the port in the same
+ * poll, and nobody's engine thread is woken for either packet; before
+ * a reply that completes a receive there (eng_tx_pump), so its send's
+ * completion comes before the answer's. ACKed first, the WRITE
  * reply came after the peer's poll had ended and woke its thread, and
  * the poll's end woke it once more to watch the port (1.5 engine
  * wakeups per message, each preempting an application on a 2-CPU host:

@@ -232,7 +232,7 @@ struct eng {
 	} st;
 	atomic_bool away, reclaim;
 	/* A pass left the ACK a ping-pong QP owes unpaid for its reply
-	 * (eng_acks_late): a post pays it after the reply, a pass after
+	 * (eng_acks_late): a post pays it with the reply, a pass after
 	 * late_at (engine lock) whatever comes. */
 	atomic_bool acks_late;
 	uint64_t late_at;

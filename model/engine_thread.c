@@ -116,8 +116,8 @@ static bool tx_inline(struct eng *e, uint32_t i)
 		done = true;
 	}
 	/* The ACK a pass left for this reply (eng_acks_late) goes in the
-	 * same send, after it: the peer polling for the ACK finds the
-	 * reply first. */
+	 * same send: after a WRITE, so the peer polling for the ACK finds
+	 * the reply first (the pump sent it before a SEND). */
 	eng_rx_acks_flush(e);
 	/* The pump only queued its packets (eng_send_pkt): they leave
 	 * now, while we hold the lock, or they would wait for the sleeping

@@ -23,22 +23,24 @@ static const uint32_t rnr_us[32] = {
 struct tx_ops {
 	bool valid;
 	bool write;		/* carries RETH on FIRST/ONLY */
+	bool recv;		/* completes a receive at the responder */
 	uint8_t only, first, middle, last;
 };
 
 static const struct tx_ops tx_ops[ERNIC_OP_SEND_INV + 1] = {
-	[ERNIC_OP_RDMA_WRITE] = { true, true, ROCE_RC_WRITE_ONLY,
+	[ERNIC_OP_RDMA_WRITE] = { true, true, false, ROCE_RC_WRITE_ONLY,
 		ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE, ROCE_RC_WRITE_LAST },
-	[ERNIC_OP_RDMA_WRITE_IMM] = { true, true, ROCE_RC_WRITE_ONLY_IMM,
-		ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE,
-		ROCE_RC_WRITE_LAST_IMM },
-	[ERNIC_OP_SEND] = { true, false, ROCE_RC_SEND_ONLY,
+	[ERNIC_OP_RDMA_WRITE_IMM] = { true, true, true,
+		ROCE_RC_WRITE_ONLY_IMM, ROCE_RC_WRITE_FIRST,
+		ROCE_RC_WRITE_MIDDLE, ROCE_RC_WRITE_LAST_IMM },
+	[ERNIC_OP_SEND] = { true, false, true, ROCE_RC_SEND_ONLY,
 		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE, ROCE_RC_SEND_LAST },
-	[ERNIC_OP_SEND_IMM] = { true, false, ROCE_RC_SEND_ONLY_IMM,
+	[ERNIC_OP_SEND_IMM] = { true, false, true, ROCE_RC_SEND_ONLY_IMM,
 		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
 		ROCE_RC_SEND_LAST_IMM },
-	[ERNIC_OP_RDMA_READ] = { true, false, ROCE_RC_READ_REQ, 0, 0, 0 },
-	[ERNIC_OP_SEND_INV] = { true, false, ROCE_RC_SEND_ONLY_INV,
+	[ERNIC_OP_RDMA_READ] = { true, false, false, ROCE_RC_READ_REQ,
+		0, 0, 0 },
+	[ERNIC_OP_SEND_INV] = { true, false, true, ROCE_RC_SEND_ONLY_INV,
 		ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE,
 		ROCE_RC_SEND_LAST_INV },
 };
@@ -307,6 +309,20 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 				e->tx_starved = true;
 				goto out;
 			}
+			/* An ACK held for this reply (eng_acks_late) goes
+			 * first if the reply completes a receive: the peer
+			 * learns that its request completed before it sees
+			 * the answer, as from a NIC that ACKs at once, and a
+			 * program that waits for both on one completion
+			 * channel (perftest's latency tests with -e) gets the
+			 * send's event first. After a WRITE, it goes after
+			 * (tx_inline, eng_run): the WRITE completes nothing
+			 * at the peer, whose poll for the ACK then finds the
+			 * data in place. */
+			if (!w->sent && tx_ops[w->w.opcode].recv &&
+			    atomic_load_explicit(&e->acks_late,
+						 memory_order_relaxed))
+				eng_rx_acks_flush(e);
 			code = send_one(e, i, w, w->sent, pmtu);
 			if (code) {
 				eng_qp_fatal(e, i, code, 0);

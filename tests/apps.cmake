@@ -44,7 +44,8 @@ set_tests_properties(app_pcap_selftest PROPERTIES TIMEOUT 60)
 # UIO path (the fixture's virtual FPGAs ernicu0/ernicu1); app_noncoherent:
 # on software ERNICs that simulate a non-coherent bus.
 # app_devshare: the device state file (ernicctl show) through a kill -9.
-# app_latency_path: how ping-pongs' packets are taken (engine counters).
+# app_latency_path: how ping-pongs' packets are taken (engine counters)
+# and in which order an ACK and the reply it waited for leave (a capture).
 foreach(_t pingpong perftest loss uio noncoherent channels rdmacm devshare
         latency_path)
   add_test(NAME app_${_t} COMMAND bash ${_apps}/${_t}.sh)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The way a ping-pong's packets take (docs/datapath.md, "ACKs ride after
+# The way a ping-pong's packets take (docs/datapath.md, "ACKs ride with
 # the reply", "READs find the thread awake"): unmodified ib_write_lat,
 # ib_send_lat and ib_read_lat between the fixture's software ERNICs, on
 # both wires, each program's engine counting what it did
@@ -12,10 +12,12 @@
 # and woke the peer's engine thread, about once per message; each READ
 # woke the responder's thread, each response the requester's.
 # Not a timing: counts of what the engines did, with a wide margin.
+# Then, in a capture, a SEND ping-pong's ACKs ahead of the replies
+# (order_case).
 # shellcheck source=SCRIPTDIR/lib.sh
 source "$(dirname "$0")/lib.sh"
 need_root "the devices' /dev/infiniband nodes are made with mknod"
-need_cmds ib_write_lat ib_send_lat ib_read_lat ss
+need_cmds ib_write_lat ib_send_lat ib_read_lat ss dumpcap tshark
 : "${ERNICCTL:?}" "${ERNIC_RUNDIR:?}" "${SYSFS_PATH:?}"
 ITERS=${LATENCY_PATH_ITERS:-4000}
 export ERNIC_ENGINE_STATS=1
@@ -60,6 +62,41 @@ path_case() {
 	done
 }
 
+# order_case LABEL SRV CLI: ib_send_lat under dumpcap. Each SEND of the
+# server answers the client's SEND of the same number, each SEND of the
+# client after its first the server's SEND before it; the ACK held for
+# the request a SEND answers (eng_acks_late) must leave before it: at
+# a side's k-th SEND it must have sent k ACKs (server) or k - 1
+# (client). Counted in each side's own packets, which the capture
+# shows in their order (two sides' packets it may not). ib_send_lat -e
+# waits for both completions on one channel and takes the first event
+# as its send's; the reply's receive event first put it out of step (a
+# send queue full, or a poll of an empty CQ read as an error), about
+# once per thousand round trips. On the frame wire: the udp wire sends
+# an ACK and a 2-byte SEND (both 20-byte payloads) as one GSO train,
+# which tshark decodes as its first packet.
+order_case() {
+	local label="$1 ACK before the reply" pcap=$WORK/$1-order.pcap out
+	local n=${#FAILURES[@]} sends acks late
+	capture_start "$2" lo "$pcap" "$2" "$3"
+	perftest_case "$1" "$2" "$3" ib_send_lat "$ORDER_ITERS" -s 2
+	capture_stop
+	[ ${#FAILURES[@]} = "$n" ] || return 0
+	out=$(tshark -r "$pcap" -d 'udp.port==4791,infiniband' -Y infiniband.bth \
+		-T fields -e ip.src -e infiniband.bth.opcode 2>/dev/null |
+		awk -v cli="${HOST_IP[$3]}" '
+		$2 == 4 { sends++; if (ack[$1] < ++snd[$1] - ($1 == cli)) late++ }
+		$2 == 17 { acks++; ack[$1]++ }
+		END { printf "%d %d %d\n", sends, acks, late }')
+	read -r sends acks late <<<"$out"
+	echo "    $label: $sends SENDs, $acks ACKs, $late SENDs ahead of an owed ACK"
+	if ((sends < 2 * ORDER_ITERS)); then
+		case_failed "$label" "captured $sends SENDs of $((2 * ORDER_ITERS))"
+	elif ((late)); then
+		case_failed "$label" "$late SENDs left before the ACK of the request they answer"
+	fi
+}
+
 define_host udp0 ernict0 127.0.0.2
 define_host udp1 ernict1 127.0.0.3
 define_host frame0 ernicf2 127.0.0.44
@@ -70,4 +107,6 @@ for p in ib_write_lat ib_send_lat ib_read_lat; do
 	path_case lo-udp udp0 udp1 "$p"
 	path_case lo-frame frame0 frame1 "$p"
 done
+ORDER_ITERS=${LATENCY_ORDER_ITERS:-500}
+order_case lo-frame frame0 frame1
 finish
