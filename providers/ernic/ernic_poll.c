@@ -606,7 +606,8 @@ poll_spin_out(struct ernic_dev *dev, struct ernic_cq *cq, int ne,
 	return poll_spin(dev, cq, ne, wc, quiet, sync);
 }
 
-/* poll_cq on a CQ whose QPs need more than one word (beyond QP 65). */
+/* poll_cq on a CQ whose QPs need more than one word (beyond QP 65), or
+ * on a non-coherent bus. */
 static int __attribute__((noinline))
 poll_words(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
@@ -622,10 +623,99 @@ poll_words(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 }
 
 /*
+ * A look's common case, a hit: the CQ's only busy queue is the send
+ * queue of QP 2 + b (s == 1 << b), on a coherent bus, with plain
+ * successes at sq_ci, the first one signaled. Those are reported (up to
+ * ne), as sq_poll would. It calls nothing, so that it needs no frame:
+ * anything else (a lock taken, a QP in error or flushing, READs held
+ * back, an error or out-of-place CQE, an unsignaled or slow WQE first)
+ * returns -1 having changed nothing, and poll_look takes it. Caller
+ * holds neither lock.
+ */
+static inline __attribute__((always_inline)) int
+poll_hit(struct ernic_dev *dev, struct ernic_cq *cq, uint64_t s, int ne,
+	 struct ibv_wc *wc)
+{
+	const uint32_t report = ERNIC_SWQE_LAST | ERNIC_SWQE_SIGNALED;
+	struct ernic_qp *qp;
+	const uint32_t *ring;
+	uint32_t wi, ci;
+	int n = 0;
+
+	if (!ernic_spin_trylock(&cq->lock))
+		return -1;
+	qp = cq->qps[__builtin_ctzll(s) + ERNIC_FIRST_RC_QP];
+	if (!qp || !ernic_spin_trylock(&qp->sq_lock))
+		goto out_cq;
+	/* Acquire: the CQEs before the index are in memory. */
+	wi = ernic_db_word(ernic_cq_db_va(dev, qp->idx));
+	ci = qp->sq_ci;
+	if (qp->sq_flushing || qp->sq_db != qp->sq_pi || wi == ci ||
+	    !sq_wi_ok(qp, wi) || atomic_load(&qp->err))
+		goto out_qp;
+	ring = qp->cq.va;
+	do {
+		const struct ernic_swqe *sw = &qp->swqe[ci];
+		const uint32_t cqe = le32toh(ring[ci]);
+
+		/* its own WRID, no ERRFLAG, a plain WQE; the first signaled */
+		if ((cqe & (ERNIC_CQE_WRID | ERNIC_CQE_ERRFLAG)) != ci ||
+		    (sw->flags & ERNIC_SWQE_SLOW) ||
+		    (!n && (sw->flags & report) != report))
+			break;
+		ci = ernic_ring_next(ci, qp->sq_depth);
+		if ((sw->flags & report) == report)
+			ernic_wc_fill(&wc[n++], qp, sw->wr_id, IBV_WC_SUCCESS,
+				      wqe_wc_op[sw->opcode], sw->length);
+	} while (ci != wi && n < ne);
+	if (!n)
+		goto out_qp;
+	qp->sq_ci = ci;
+	ernic_quiet_set(qp, ERNIC_CQ_SEND, ERNIC_QUIET_NONE);
+	/* Nothing posted and unretired: nothing to report until the next
+	 * post (which sets the bit again, under sq_lock). */
+	if (ci == qp->sq_pi)
+		atomic_fetch_and_explicit(qp->busy_word[0], ~qp->busy_bit,
+					  memory_order_relaxed);
+	cq->cursor = qp->idx - ERNIC_FIRST_RC_QP + 1;
+	atomic_store_explicit(&cq->quiet_polls, 0, memory_order_relaxed);
+out_qp:
+	ernic_spin_unlock(&qp->sq_lock);
+out_cq:
+	ernic_spin_unlock(&cq->lock);
+	return n ? n : -1;
+}
+
+/* poll_hit's n completions from a CQ whose empty polls lent their
+ * thread: it may stop counting as lent (ernic_cq_polled). */
+static int __attribute__((noinline))
+poll_hit_lent(struct ernic_cq *cq, int n)
+{
+	ernic_cq_polled(cq);
+	return n;
+}
+
+/* A look at a CQ whose only busy queue is one QP's send queue (s): the
+ * hit inline, else poll_look. Out of line, so that a spin, which never
+ * comes here, saves no registers for it. */
+static int __attribute__((noinline))
+poll_send_look(struct ernic_cq *cq, uint64_t s, int ne, struct ibv_wc *wc)
+{
+	const int n = poll_hit(cq->dev, cq, s, ne, wc);
+
+	if (n < 0)
+		return poll_look(cq, ne, wc, false);
+	if (atomic_load_explicit(&cq->lent, memory_order_relaxed))
+		return poll_hit_lent(cq, n);
+	return n;
+}
+
+/*
  * Nothing outstanding is an empty poll at once (ernic_cq_idle). Then a
- * look under the lock when one is due, else a spin's shortcut (words_quiet)
- * inlined for QPs 2..65 on a coherent bus. Only tail calls, so that
- * neither a hit nor a spin pays a frame here.
+ * spin's shortcut (words_quiet) inlined for QPs 2..65 on a coherent bus
+ * unless a look is due; a look tries the common hit first
+ * (poll_send_look), else takes the locks as for any case (poll_look). Only tail calls, so that neither a
+ * hit nor a spin pays a frame here.
  */
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
@@ -644,11 +734,16 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	r = atomic_load_explicit(&cq->active[1][0], memory_order_relaxed);
 	if (!(s | r))
 		return 0;
-	quiet = atomic_load_explicit(&cq->quiet_polls, memory_order_relaxed);
-	if (look_due(quiet))
-		return poll_look(cq, ne, wc, false);
 	if (cq->noncoherent)
-		return poll_spin_out(cq->dev, cq, ne, wc, quiet, true);
-	return poll_spin_tail(cq, ne, wc, quiet,
-			      word_quiet_sr(cq->dev, cq, 0, s, r, false));
+		return poll_words(cq, ne, wc);
+	quiet = atomic_load_explicit(&cq->quiet_polls, memory_order_relaxed);
+	/* (quiet read again, not kept in a register across the look) */
+	if (!look_due(quiet) && word_quiet_sr(cq->dev, cq, 0, s, r, false))
+		return poll_spin_tail(cq, ne, wc,
+				      atomic_load_explicit(&cq->quiet_polls,
+							   memory_order_relaxed),
+				      true);
+	if (r || (s & (s - 1)))
+		return poll_look(cq, ne, wc, false);
+	return poll_send_look(cq, s, ne, wc);
 }
