@@ -143,8 +143,9 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 /* The common receive: one non-empty SGE, translated into the slot in
  * place. Returns 0, or -1 for anything else (post_one takes it, and
  * gives the reason when it refuses). Caller holds rq_lock. */
-static int post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
-		     const struct ibv_recv_wr *wr)
+static inline __attribute__((always_inline)) int
+post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
+	  const struct ibv_recv_wr *wr)
 {
 	const struct ibv_sge *s = wr->sg_list;
 	const uint32_t slot = qp->rwqe_pi;
@@ -168,11 +169,24 @@ static int post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
 	return 0;
 }
 
-int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+/* The receives are posted: the IP may take messages for them (the
+ * credit word) into the elements they need (the grant). Caller holds
+ * rq_lock. */
+static inline __attribute__((always_inline)) void
+rq_publish(struct ernic_dev *dev, struct ernic_qp *qp)
 {
-	struct ernic_qp *qp = to_eqp(ibqp);
-	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	ernic_cq_busy(qp, ERNIC_CQ_RECV);
+	ernic_qp_db_store(dev, qp,
+			  &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
+			  qp->rq_credit);
+	rq_grant(dev, qp);
+}
+
+/* ernic_post_recv for any list, with the reason for each refusal. */
+static int __attribute__((noinline))
+post_recv_list(struct ernic_dev *dev, struct ernic_qp *qp,
+	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+{
 	uint32_t credit0;
 	int ret = 0;
 
@@ -192,18 +206,37 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		if (ret)
 			break;
 	}
-	if (qp->rq_credit != credit0) {
-		ernic_cq_busy(qp, ERNIC_CQ_RECV);
-		ernic_qp_db_store(dev, qp,
-				  &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
-				  qp->rq_credit);
-		rq_grant(dev, qp);
-	}
+	if (qp->rq_credit != credit0)
+		rq_publish(dev, qp);
 out:
 	ernic_spin_unlock(&qp->rq_lock);
 	if (ret)
 		*bad_wr = wr;
 	return ret;
+}
+
+/*
+ * One receive request that post_fast takes, on an unlocked QP out of
+ * RESET, costs no more than its own work; anything else (a list, a
+ * scatter list, a refusal, a lock taken) goes to post_recv_list, which
+ * finds the QP as it was.
+ */
+int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = ctx_dev(ibqp->context);
+
+	if (wr && !wr->next && ernic_spin_trylock(&qp->rq_lock)) {
+		if (atomic_load(&qp->dp_state) != IBV_QPS_RESET &&
+		    !post_fast(dev, qp, wr)) {
+			rq_publish(dev, qp);
+			ernic_spin_unlock(&qp->rq_lock);
+			return 0;
+		}
+		ernic_spin_unlock(&qp->rq_lock);
+	}
+	return post_recv_list(dev, qp, wr, bad_wr);
 }
 
 /* The RQ block and its doorbell words (ernic_hw.h "RX side band"). */
