@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define BUF_SIZE 4096u
@@ -79,7 +80,12 @@ static void side_open(struct side *s, const char *name)
 	s->mtu = pa.active_mtu;
 	s->pd = ibv_alloc_pd(s->ctx);
 	s->cq = s->pd ? ibv_create_cq(s->ctx, 4 * DEPTH, NULL, NULL, 0) : NULL;
-	s->buf = calloc(1, BUF_SIZE);
+	/* private anonymous pages: what a device on the UIO path without an
+	 * IOMMU can register (its pages move into the DMA region) */
+	s->buf = mmap(NULL, BUF_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s->buf == MAP_FAILED)
+		s->buf = NULL;
 	if (!s->cq || !s->buf)
 		die("%s: cannot make a PD, CQ or buffer", name);
 	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SIZE,
