@@ -150,6 +150,9 @@ struct ernic_cq {
 	struct verbs_cq vcq;
 	struct ernic_dev *dev;		/* of its context */
 	bool noncoherent;		/* the device's access has dma_sync */
+	/* the device's access runs a software IP on the caller's thread
+	 * (a progress op): empty polls lend it theirs (ernic_cq_lend) */
+	bool lends;
 	_Atomic int arm;		/* 0 or ERNIC_ARM_*: req_notify_cq */
 	int ev_fd;			/* our end of its channel, or -1 */
 	uint32_t events_sent;		/* under dev->ev_lock */

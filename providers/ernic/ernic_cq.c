@@ -64,6 +64,7 @@ static struct ernic_cq *cq_new(struct ibv_context *context, int cqe,
 	ernic_spin_init(&cq->lock);
 	cq->dev = ctx_dev(context);
 	cq->noncoherent = cq->dev->acc->ops->dma_sync != NULL;
+	cq->lends = cq->dev->acc->ops->progress != NULL;
 	/* Completions are made when polled, from the QPs' rings: the CQ
 	 * cannot overrun, whatever its size. */
 	cq->vcq.cq.cqe = cqe;

@@ -578,7 +578,8 @@ poll_lent(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 
 /* A spin's tail calls, once words_quiet (or word_quiet_sr) said whether
  * the busy queues are still where the last look found nothing (still):
- * a look under the lock if not, else the spin is counted and lent. */
+ * a look under the lock if not, else the spin is counted and lent to a
+ * software IP (hardware has none to lend to). */
 static inline __attribute__((always_inline)) int
 poll_spin_tail(struct ernic_cq *cq, int ne, struct ibv_wc *wc,
 	       uint32_t quiet, bool still)
@@ -587,6 +588,8 @@ poll_spin_tail(struct ernic_cq *cq, int ne, struct ibv_wc *wc,
 		return poll_look(cq, ne, wc, false);
 	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
 			      memory_order_relaxed);
+	if (!cq->lends)
+		return 0;
 	return poll_lent(cq, ne, wc);
 }
 
