@@ -627,7 +627,7 @@ poll_words(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 
 /*
  * A look's common case, a hit: the CQ's only busy queue is the send
- * queue of QP 2 + b (s == 1 << b), on a coherent bus, with plain
+ * queue of the QP of s's one bit, on a coherent bus, with plain
  * successes at sq_ci, the first one signaled. Those are reported (up to
  * ne), as sq_poll would. It calls nothing, so that it needs no frame:
  * anything else (a lock taken, a QP in error or flushing, READs held
@@ -717,8 +717,8 @@ poll_send_look(struct ernic_cq *cq, uint64_t s, int ne, struct ibv_wc *wc)
  * Nothing outstanding is an empty poll at once (ernic_cq_idle). Then a
  * spin's shortcut (words_quiet) inlined for QPs 2..65 on a coherent bus
  * unless a look is due; a look tries the common hit first
- * (poll_send_look), else takes the locks as for any case (poll_look). Only tail calls, so that neither a
- * hit nor a spin pays a frame here.
+ * (poll_send_look), else takes the locks as for any case (poll_look).
+ * Only tail calls, so that neither a hit nor a spin pays a frame here.
  */
 int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
