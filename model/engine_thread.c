@@ -234,6 +234,13 @@ struct eng_rt {
 	uint64_t start, cpu;	/* the period's start: wall clock, CPU time */
 };
 
+/* A new period of rt_govern's starts now. */
+static void rt_period(struct eng_rt *rt)
+{
+	rt->start = ernic_clock_ns(CLOCK_MONOTONIC);
+	rt->cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static void rt_govern(struct eng_rt *rt)
 {
 	uint64_t now = ernic_clock_ns(CLOCK_MONOTONIC), cpu;
@@ -300,10 +307,8 @@ static void spin_policy(struct eng *e, struct eng_rt *rt, bool start)
 		return;
 	pthread_setschedparam(pthread_self(), start ? SCHED_OTHER : SCHED_FIFO,
 			      start ? &other : &eng_fifo);
-	if (!start) {
-		rt->start = ernic_clock_ns(CLOCK_MONOTONIC);
-		rt->cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	}
+	if (!start)
+		rt_period(rt);
 }
 
 /* Dekker with the thread's going away (eng_thread_main): it sees the
@@ -413,8 +418,7 @@ void eng_print_stats(struct eng *e)
 void *eng_thread_main(void *arg)
 {
 	struct eng *e = arg;
-	struct eng_rt rt = { .start = ernic_clock_ns(CLOCK_MONOTONIC),
-			     .cpu = ernic_clock_ns(CLOCK_THREAD_CPUTIME_ID) };
+	struct eng_rt rt;
 	unsigned int seen = atomic_load(&e->polls);
 	uint64_t next = 0, watch = ENG_POLL_WATCH_NS, spin_until = 0;
 	struct rusage ru;
@@ -422,6 +426,7 @@ void *eng_thread_main(void *arg)
 
 	/* named for top, perf and gdb (a failure costs only the name) */
 	pthread_setname_np(pthread_self(), "ernic-engine");
+	rt_period(&rt);
 	rt.on = !pthread_setschedparam(pthread_self(), SCHED_FIFO, &eng_fifo);
 	while (!atomic_load(&e->stop)) {
 		struct pollfd pfd[3] = {
