@@ -5,7 +5,8 @@
  * <infiniband/driver.h>, so a provider built outside rdma-core has to
  * declare the interface itself. Every size and offset we depend on is
  * pinned by a static assertion; the expected values were read from
- * rdma-core v44.0 (libibverbs/driver.h, verbs.h) on x86_64/LP64.
+ * rdma-core v44.0 (libibverbs/driver.h, verbs.h) on x86_64/LP64; the
+ * few that differ on aarch64 are pinned for it too.
  *
  * Only what this provider uses is declared; layouts are complete where
  * libibverbs reads or writes the structure.
@@ -281,8 +282,9 @@ void verbs_init_cq(struct ibv_cq *cq, struct ibv_context *context,
 #define ERNIC_PABI_DRIVER_ID_UNKNOWN 0
 
 /*
- * Layout facts from rdma-core v44.0, x86_64. A mismatch here means the
- * libibverbs we build against does not speak PABI 34 as we declare it.
+ * Layout facts from rdma-core v44.0 (x86_64; aarch64 where noted). A
+ * mismatch here means the libibverbs we build against does not speak
+ * PABI 34 as we declare it.
  */
 #if defined(__x86_64__) || defined(__aarch64__)
 _Static_assert(sizeof(struct ernic_pabi_list_node) == 16, "list_node");
@@ -328,9 +330,18 @@ _Static_assert(sizeof(struct verbs_mr) == 56, "verbs_mr");
 _Static_assert(offsetof(struct verbs_qp, comp_mask) == sizeof(struct ibv_qp_ex),
 	       "verbs_qp comp_mask");
 _Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0, "qp_ex base");
+/* ibv_qp and ibv_cq hold a pthread_mutex_t: glibc's is 40 bytes on
+ * x86_64 and 48 on aarch64, so these three differ by 8 (an aarch64 build
+ * checks them: cmake/aarch64-linux-gnu.cmake). */
+#if defined(__x86_64__)
 _Static_assert(sizeof(struct ibv_qp_ex) == 352, "ibv_qp_ex");
 _Static_assert(sizeof(struct verbs_qp) == 368, "verbs_qp");
 _Static_assert(sizeof(struct verbs_cq) == 288, "verbs_cq");
+#else
+_Static_assert(sizeof(struct ibv_qp_ex) == 360, "ibv_qp_ex");
+_Static_assert(sizeof(struct verbs_qp) == 376, "verbs_qp");
+_Static_assert(sizeof(struct verbs_cq) == 296, "verbs_cq");
+#endif
 _Static_assert(offsetof(struct verbs_context, context) ==
 		       sizeof(struct verbs_context) - sizeof(struct ibv_context),
 	       "verbs_context ends with ibv_context");
