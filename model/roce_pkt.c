@@ -9,7 +9,9 @@
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
+#if ERNIC_HAVE_ISAL
 #include <isa-l/crc.h>
+#endif
 #include <zlib.h>
 
 #include "ernic_wire.h"
@@ -151,6 +153,20 @@ static size_t icrc_prefix(const struct roce_l3 *l3, size_t tlen, uint8_t *h)
 	return (size_t)(udp + ROCE_UDP_LEN - h);
 }
 
+/* The reflected IEEE CRC32 of Ethernet and gzip, zlib's crc32(),
+ * chained the same way. ISA-L picks PCLMUL or AVX-512 code for it at run
+ * time, some ten times zlib's table speed per byte; a build without it
+ * (ERNIC_WITH_ISAL=OFF: the aarch64 cross build, whose Debian 12 arm64
+ * libisal-dev cannot sit beside the host's) uses zlib's. */
+static inline uint32_t icrc_crc32(uint32_t crc, const uint8_t *p, size_t n)
+{
+#if ERNIC_HAVE_ISAL
+	return crc32_gzip_refl(crc, p, n);
+#else
+	return (uint32_t)crc32_z(crc, p, n);
+#endif
+}
+
 /* The ICRC of a packet of tlen bytes (ICRC included) held in pieces:
  * head[0, hlen) (BTH first), pay[0, plen), then the tail's
  * tlen - hlen - plen - 4 bytes up to the ICRC. 0 as roce_icrc. */
@@ -173,17 +189,13 @@ static uint32_t icrc_pieces(const struct roce_l3 *l3, size_t tlen,
 		return 0;
 	memcpy(bth, head, sizeof(bth));
 	bth[4] = 0xFF;		/* resv8a: FECN, BECN and reserved bits */
-	/* The reflected IEEE CRC32 of Ethernet and gzip, zlib's crc32(),
-	 * chained the same way; ISA-L picks PCLMUL or AVX-512 code for it
-	 * at run time, some ten times zlib's table speed per byte. */
-	crc = crc32_gzip_refl(0, lrh, sizeof(lrh));
-	crc = crc32_gzip_refl(crc, h, hl);
-	crc = crc32_gzip_refl(crc, bth, sizeof(bth));
-	crc = crc32_gzip_refl(crc, head + ROCE_BTH_LEN, hlen - ROCE_BTH_LEN);
+	crc = icrc_crc32(0, lrh, sizeof(lrh));
+	crc = icrc_crc32(crc, h, hl);
+	crc = icrc_crc32(crc, bth, sizeof(bth));
+	crc = icrc_crc32(crc, head + ROCE_BTH_LEN, hlen - ROCE_BTH_LEN);
 	if (plen)
-		crc = crc32_gzip_refl(crc, pay, plen);
-	return crc32_gzip_refl(crc, tail,
-			       tlen - hlen - plen - ROCE_ICRC_LEN);
+		crc = icrc_crc32(crc, pay, plen);
+	return icrc_crc32(crc, tail, tlen - hlen - plen - ROCE_ICRC_LEN);
 }
 
 uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
