@@ -55,7 +55,13 @@ struct ernic_ds_svc {
 
 struct ernic_ds {
 	uint32_t magic, version, size, pad;
-	pthread_mutex_t lock;
+	/* The same room on every LP64 ABI (glibc's mutex is 40 bytes on
+	 * x86_64, 48 on aarch64), so the file's layout does not depend on
+	 * which architecture made it (tests/cross/aarch64.sh). */
+	union {
+		pthread_mutex_t lock;
+		uint8_t lock_room[64];
+	};
 	struct ernic_ds_proc proc[ERNIC_DS_PROCS];
 	uint8_t qp_owner[ERNIC_DS_QPS];		/* slot, or ERNIC_DS_NONE */
 	uint8_t pdt_owner[ERNIC_PDT_ENTRIES];
@@ -68,6 +74,8 @@ struct ernic_ds {
 	uint32_t reaped;			/* dead processes reclaimed */
 	struct ernic_ds_svc svc[ERNIC_DS_SERVICES];
 };
+
+_Static_assert(sizeof(pthread_mutex_t) <= 64, "ernic_ds.lock_room");
 
 struct ernic_ds_handle {
 	struct ernic_ds *ds;
