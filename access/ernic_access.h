@@ -57,6 +57,10 @@ enum ernic_dma_dir {
 
 struct ernic_access_ops {
 	const char *name;
+	/* Ordered as the kernel's readl() / writel(): loads after a read see
+	 * what the IP wrote to DMA memory before it; the CPU's stores to DMA
+	 * memory before a write reach the IP first (access/udma_barrier.h),
+	 * so a doorbell needs no barrier of its own. */
 	uint32_t (*reg_read)(struct ernic_access *acc, uint32_t off);
 	void (*reg_write)(struct ernic_access *acc, uint32_t off, uint32_t val);
 	/* Zeroed, at least `align`-aligned on the bus. Returns 0 or errno. */

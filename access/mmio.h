@@ -12,22 +12,36 @@
 #include <stdint.h>
 
 #include "ernic_hw.h"
+#include "udma_barrier.h"
 
+/* As the kernel's readl(): one 32-bit load, then the loads after it see
+ * what the IP wrote to DMA memory before the register said so. */
 static inline uint32_t ernic_mmio_rd(volatile uint32_t *win, uint32_t off)
 {
+	uint32_t v;
+
 	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
 		return 0;
-	return atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4],
-				    memory_order_acquire);
+	v = atomic_load_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4],
+				 memory_order_relaxed);
+	udma_from_device_barrier();
+	return v;
 }
 
+/* As the kernel's writel(): the CPU's stores to DMA memory before it
+ * reach the IP first (udma_to_device_barrier: "dmb oshst" on aarch64,
+ * the IP being outside the inner shareable domain), then one 32-bit
+ * store ("str", not a store-release). A doorbell's caller also says
+ * udma_to_device_barrier(), for the backends whose registers are not
+ * this window (the in-process model); aarch64 then has two DMBs there. */
 static inline void ernic_mmio_wr(volatile uint32_t *win, uint32_t off,
 				 uint32_t val)
 {
 	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
 		return;
+	udma_to_device_barrier();
 	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4], val,
-			      memory_order_release);
+			      memory_order_relaxed);
 }
 
 /* Posted writes reach the IP before a read of the same window returns

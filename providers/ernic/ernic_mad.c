@@ -310,7 +310,7 @@ int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
 	wqe->opcode = ERNIC_OP_SEND;
 	ernic_dma_sync(dev->acc, wqe, sizeof(*wqe), ERNIC_DMA_TO_DEVICE);
 	mad->sq_pi = (slot + 1) % ERNIC_QP1_DEPTH;
-	atomic_thread_fence(memory_order_release);
+	/* ernic_wr orders the frame and WQE before it */
 	ernic_wr(dev->acc, ERNIC_QP(ERNIC_QP1, ERNIC_SQPI), mad->sq_pi);
 	pthread_mutex_unlock(&mad->lock);
 	return 0;

@@ -74,8 +74,9 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 	if ((int32_t)(g - qp->rq_grant) <= 0)
 		return;
 	qp->rq_grant = g;
-	/* The elements read so far are copied out: the IP may reuse them. */
-	atomic_thread_fence(memory_order_release);
+	/* The elements read so far are copied out: the IP may reuse them
+	 * (the loads done; ernic_wr orders the stores). */
+	udma_reads_done_barrier();
 	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
 		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
 }
