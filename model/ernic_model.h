@@ -12,41 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ernic_regtab.h"
+
 struct ernic_conf;
 struct ernic_model;
 struct model_wire;
 struct roce_l3;
 
-/* Table 2-7 access types */
-enum ernic_reg_access {
-	ERNIC_REG_RW,
-	ERNIC_REG_RO,
-	ERNIC_REG_W1C,
-	/* RO, but writable by software while XRNICADCONF[0] (SW override)
-	 * is set (PG332 XRNICADCONF; ch.6 "QP Deletion", "QP Fatal
-	 * Recovery"). */
-	ERNIC_REG_RO_SWOVR,
-};
-
-enum ernic_reg_scope {
-	ERNIC_SCOPE_GLOBAL,
-	ERNIC_SCOPE_PDT,	/* 0x0 + i * 0x100, i = 0..255 */
-	ERNIC_SCOPE_QP,		/* 0x20200 + (i - 1) * 0x100 */
-};
-
-/* One row of the register table. */
-struct ernic_reg_desc {
-	const char *name;	/* PG332 name without the QP suffix */
-	uint32_t off;		/* absolute (global) or inside its block */
-	enum ernic_reg_scope scope;
-	enum ernic_reg_access access;
-	uint32_t mask;		/* defined bits; others read as 0 */
-	uint32_t reset;
-	uint8_t first_qp;	/* per-QP: 1, or 2 for "does not exist for QP1" */
-};
-
-/* The whole register table, terminated by a row with name == NULL. */
-extern const struct ernic_reg_desc ernic_reg_table[];
 
 /*
  * Find the register at an absolute offset. Returns NULL for reserved
