@@ -6,6 +6,7 @@
  * ordinary host memory given a bus address by the model's address space.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "access_model.h"
 #include "ernic_conf.h"
+#include "ernic_devstate.h"
 #include "ernic_access.h"
 #include "ernic_model.h"
 #include "ernic_sw.h"
@@ -281,19 +283,44 @@ static const struct ernic_access_ops model_ops = {
 };
 
 
+/*
+ * A shared software device's register file goes to "ernic.regs.SLOT"
+ * beside its state file, for ernicctl dump and stats to read while the
+ * process runs; the next process in the slot takes the file over. -1
+ * (private memory) when the device is not shared or the file cannot be
+ * made. The fd is closed again once the model has mapped it.
+ */
+static int regs_file(const struct ernic_conf *conf)
+{
+	const char *slash = strrchr(conf->share_state, '/');
+	char path[sizeof(conf->share_state) + 32];
+
+	if (!conf->share_state[0] || !slash)
+		return -1;
+	snprintf(path, sizeof(path), "%.*s/" ERNIC_DS_REGS_FILE "%u",
+		 (int)(slash - conf->share_state), conf->share_state,
+		 conf->share_slot);
+	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+}
+
 int ernic_access_model_open(const struct ernic_conf *conf,
 			    struct ernic_access **out, char *err,
 			    size_t errlen)
 {
 	struct model_access *ma = calloc(1, sizeof(*ma));
-	int rc;
+	int rc, fd;
 
 	if (!ma) {
 		snprintf(err, errlen, "model: out of memory");
 		return ENOMEM;
 	}
 	pthread_mutex_init(&ma->lock, NULL);
-	ma->m = ernic_model_create(conf);
+	fd = regs_file(conf);
+	ma->m = ernic_model_create_shared(conf, fd);
+	if (!ma->m && fd >= 0)	/* the file would not take it: private */
+		ma->m = ernic_model_create(conf);
+	if (fd >= 0)
+		close(fd);
 	if (!ma->m) {
 		rc = errno ? errno : ENOMEM;
 		snprintf(err, errlen, "model: %s%s", strerror(rc),

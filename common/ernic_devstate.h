@@ -24,6 +24,9 @@
 
 /* Its name, in the device's directory beside ernic.conf. */
 #define ERNIC_DS_FILE "ernic.state"
+/* Beside it, the register file of the software ERNIC in the process of
+ * slot N: "ernic.regs.N" (model_regs.c, ernicctl dump). */
+#define ERNIC_DS_REGS_FILE "ernic.regs."
 #define ERNIC_DS_PROCS 128u		/* processes on one device at once */
 #define ERNIC_DS_QPS (ERNIC_C_NUM_QP_MAX + 1)
 #define ERNIC_DS_NONE 0xFFu		/* owner of nothing */

@@ -32,6 +32,11 @@ const struct ernic_reg_desc *ernic_reg_lookup(uint32_t off, uint32_t c_num_qp,
 /* Create a model in its reset state for the given device configuration
  * (Table 2-6 parameters). Returns NULL with errno set on failure. */
 struct ernic_model *ernic_model_create(const struct ernic_conf *conf);
+/* The same, with the register file in regs_fd's first
+ * ERNIC_REG_SPACE_SIZE bytes (sized to that), shared: readable by other
+ * processes while this one runs. The caller may close regs_fd after. */
+struct ernic_model *ernic_model_create_shared(const struct ernic_conf *conf,
+					      int regs_fd);
 void ernic_model_destroy(struct ernic_model *m);
 /* Stop the queue engine (ernic_model_start); the registers stay. */
 void ernic_model_stop(struct ernic_model *m);

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -351,7 +353,45 @@ int model_mutex_init(pthread_mutex_t *mx)
 	return rc;
 }
 
+/*
+ * The model's memory, zeroed as calloc's. With regs_fd >= 0 the register
+ * file (regs, the struct's first ERNIC_REG_SPACE_SIZE bytes) is that
+ * file's pages, shared: a tool reads the registers of a software device
+ * there while the process runs (ernicctl dump and stats), as it reads a
+ * board's through its UIO map. The rest stays private.
+ */
+_Static_assert(offsetof(struct ernic_model, regs) == 0 &&
+		      ERNIC_REG_SPACE_SIZE % 4096 == 0,
+	      "the register file is whole pages at the start");
+
+static struct ernic_model *model_alloc(int regs_fd)
+{
+	void *p = mmap(NULL, sizeof(struct ernic_model),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	int e;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	if (regs_fd < 0)
+		return p;
+	if (!ftruncate(regs_fd, ERNIC_REG_SPACE_SIZE) &&
+	    mmap(p, ERNIC_REG_SPACE_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, regs_fd, 0) != MAP_FAILED)
+		return p;
+	e = errno;
+	munmap(p, sizeof(struct ernic_model));
+	errno = e;
+	return NULL;
+}
+
 struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
+{
+	return ernic_model_create_shared(conf, -1);
+}
+
+struct ernic_model *ernic_model_create_shared(const struct ernic_conf *conf,
+					      int regs_fd)
 {
 	struct ernic_model *m;
 	int rc;
@@ -361,7 +401,7 @@ struct ernic_model *ernic_model_create(const struct ernic_conf *conf)
 		errno = EINVAL;
 		return NULL;
 	}
-	m = calloc(1, sizeof(*m));
+	m = model_alloc(regs_fd);
 	if (!m)
 		return NULL;
 	/* reg_desc's index, for this model's every register access */
@@ -398,7 +438,7 @@ err_cond:
 err_mutex:
 	pthread_mutex_destroy(&m->lock);
 err_free:
-	free(m);
+	munmap(m, sizeof(*m));
 	errno = rc;
 	return NULL;
 }
@@ -417,5 +457,5 @@ void ernic_model_destroy(struct ernic_model *m)
 	close(m->irq_efd);
 	pthread_cond_destroy(&m->irq_cond);
 	pthread_mutex_destroy(&m->lock);
-	free(m);
+	munmap(m, sizeof(*m));
 }

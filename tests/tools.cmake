@@ -52,3 +52,10 @@ target_link_libraries(test_preload PRIVATE preload_fake_verbs
 add_test(NAME preload COMMAND test_preload)
 set_tests_properties(preload PROPERTIES
   ENVIRONMENT "LD_PRELOAD=$<TARGET_FILE:ernic-preload>")
+
+# ernicctl dump and stats while ib_write_bw runs on the fixture's
+# software ERNICs and virtual FPGAs (tests/tools_regs.sh).
+add_test(NAME tools_regs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tools_regs.sh)
+set_tests_properties(tools_regs PROPERTIES FIXTURES_REQUIRED ernicdevs
+  ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
+  TIMEOUT 120)

@@ -26,6 +26,7 @@
 #include "broker_ctl.h"
 #include "cli.h"
 #include "devshow.h"
+#include "regdump.h"
 #include "hwopts.h"
 #include "overlay.h"
 #include "paths.h"
@@ -85,6 +86,9 @@ static const char usage_text[] =
 	"                the overlay and the ernic provider\n"
 	"  show NAME     the processes using device NAME, their QPs and MRs\n"
 	"                (after reclaiming those of processes that died)\n"
+	"  dump NAME     every ERNIC register of NAME, named, in offset order\n"
+	"                (software device: one block per process using it)\n"
+	"  stats NAME    the Table 2-7 counters and each enabled QP's status\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help    show this help\n"
@@ -511,6 +515,40 @@ static int cmd_show(int argc, char **argv)
 	return 0;
 }
 
+/* ernicctl dump NAME / ernicctl stats NAME */
+static int cmd_regs(int argc, char **argv, bool counters)
+{
+	const char *what = counters ? "stats" : "dump";
+	char rundir[PATH_MAX], err[512];
+	int rc;
+
+	rc = plain_opts(argc, argv);
+	if (rc >= 0)
+		return rc;
+	if (optind >= argc)
+		return usage_error("%s: missing device NAME", what);
+	if (argc - optind > 1)
+		return usage_error("%s: unexpected argument '%s'", what,
+				   argv[optind + 1]);
+	if (check_name(argv[optind]) || get_rundir(rundir, sizeof(rundir)))
+		return 1;
+	if (regdump(rundir, argv[optind], counters, err, sizeof(err))) {
+		fail_msg("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	return cmd_regs(argc, argv, false);
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	return cmd_regs(argc, argv, true);
+}
+
 static const char *wire_name(enum ernic_wire w)
 {
 	return w == ERNIC_WIRE_FRAME ? "frame" : "udp";
@@ -636,6 +674,8 @@ int main(int argc, char **argv)
 		{"list", cmd_list},
 		{"env", cmd_env},
 		{"show", cmd_show},
+		{"dump", cmd_dump},
+		{"stats", cmd_stats},
 	};
 	int rc;
 

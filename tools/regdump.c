@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ernicctl dump / stats: a device's registers, read-only, while programs
+ * use it. Where the register window is:
+ *   - a software ERNIC: in each process that has it open (the model runs
+ *     there); the model keeps its register file in "ernic.regs.SLOT"
+ *     beside the state file (model_regs.c), one window per process;
+ *   - UIO (a board, or the virtual FPGA's window): map0 of /dev/uioN,
+ *     mapped read-only;
+ *   - VFIO: the BAR's sysfs resource file at vfio_offset, read-only (the
+ *     VFIO device itself belongs to the process using it).
+ * Nothing is written and no lock is taken: a reader cannot disturb the
+ * IP (PG332's registers have no read side effects).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "access_uio.h"
+#include "ernic_bits.h"
+#include "ernic_conf.h"
+#include "ernic_devstate.h"
+#include "ernic_hw.h"
+#include "ernic_regtab.h"
+#include "overlay.h"
+#include "regdump.h"
+
+struct window {
+	const volatile uint32_t *w;	/* ERNIC_REG_SPACE_SIZE bytes */
+	void *map;
+	size_t maplen;
+};
+
+static uint32_t rd(const struct window *win, uint32_t off)
+{
+	return win->w[off / 4];
+}
+
+static int map_ro(const char *path, uint64_t off, struct window *win,
+		  char *err, size_t errlen)
+{
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	const uint64_t base = off & ~(page - 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return errno;
+	}
+	win->maplen = (size_t)(off - base) + ERNIC_REG_SPACE_SIZE;
+	p = mmap(NULL, win->maplen, PROT_READ, MAP_SHARED, fd, (off_t)base);
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		return errno;
+	}
+	win->map = p;
+	win->w = (const volatile uint32_t *)((char *)p + (off - base));
+	return 0;
+}
+
+static void unmap(struct window *win)
+{
+	if (win->map)
+		munmap(win->map, win->maplen);
+	win->map = NULL;
+}
+
+/* ---- output ---- */
+
+/* The rows of one scope, in offset order (Table 2-7 lists them so). */
+static void dump_rows(const struct window *win, enum ernic_reg_scope scope,
+		      uint32_t base, uint32_t idx, bool indexed)
+{
+	for (const struct ernic_reg_desc *d = ernic_reg_table; d->name; d++) {
+		uint32_t off = base + d->off;
+
+		if (d->scope != scope || (scope == ERNIC_SCOPE_QP &&
+					  idx < d->first_qp))
+			continue;
+		if (indexed)
+			printf("0x%05" PRIx32 " %s%" PRIu32 " 0x%08" PRIx32 "\n",
+			       off, d->name, idx, rd(win, off));
+		else
+			printf("0x%05" PRIx32 " %s 0x%08" PRIx32 "\n", off,
+			       d->name, rd(win, off));
+	}
+}
+
+/* Appendix B's "complete dump": every register in offset order, PD table,
+ * global block, then QP 1 .. C_NUM_QP. */
+static void dump(const struct window *win, uint32_t nqp)
+{
+	for (uint32_t i = 0; i < ERNIC_PDT_ENTRIES; i++)
+		dump_rows(win, ERNIC_SCOPE_PDT, i * ERNIC_PDT_STRIDE, i, true);
+	dump_rows(win, ERNIC_SCOPE_GLOBAL, 0, 0, false);
+	for (uint32_t i = 1; i <= nqp; i++)
+		dump_rows(win, ERNIC_SCOPE_QP, ERNIC_QP(i, 0), i, true);
+}
+
+static const struct {
+	uint32_t bit;
+	const char *what;
+} statqp_bits[] = {
+	{ ERNIC_STATQP_FATAL, "fatal" },
+	{ ERNIC_STATQP_RQ_OVFL, "rq-overflow" },
+	{ ERNIC_STATQP_SQ_FULL, "sq-full" },
+	{ ERNIC_STATQP_OSQ_FULL, "outstanding-full" },
+	{ ERNIC_STATQP_CQ_FIFO_FULL, "cq-fifo-full" },
+	{ ERNIC_STATQP_SQ_EMPTY, "sq-empty" },
+	{ ERNIC_STATQP_OSQ_EMPTY, "outstanding-empty" },
+	{ ERNIC_STATQP_RETRIED, "retried" },
+};
+
+/* The fields of Table 2-7's global status registers (PG332 "Global
+ * Status Registers"); a register not listed is one count or word. */
+#define LO ERNIC_GENMASK(15, 0)
+#define HI ERNIC_GENMASK(31, 16)
+static const struct {
+	uint32_t off;
+	struct { uint32_t mask; const char *what; } f[3];
+} fields[] = {
+	{ ERNIC_INSRRPKTCNT, { { LO, "in-send" }, { HI, "in-read-resp" } } },
+	{ ERNIC_INAMPKTCNT, { { LO, "in-ack" }, { HI, "in-mad" } } },
+	{ ERNIC_OUTIOPKTCNT, { { LO, "out-send" }, { HI, "out-read-write" } } },
+	{ ERNIC_OUTAMPKTCNT, { { LO, "out-ack" }, { HI, "out-mad" } } },
+	{ ERNIC_LSTINPKT, { { ERNIC_GENMASK(7, 0), "opcode" },
+			    { ERNIC_GENMASK(15, 8), "qp" }, { HI, "psn-lsb" } } },
+	{ ERNIC_LSTOUTPKT, { { ERNIC_GENMASK(7, 0), "opcode" },
+			     { ERNIC_GENMASK(15, 8), "qp" }, { HI, "psn-lsb" } } },
+	{ ERNIC_ININVDUPCNT, { { LO, "in-invalid" }, { HI, "in-duplicate" } } },
+	{ ERNIC_INNCKPKTSTS, { { ERNIC_GENMASK(7, 0), "last-qp" },
+			       { HI, "in-nak" } } },
+	{ ERNIC_OUTRNRPKTSTS, { { ERNIC_GENMASK(7, 0), "last-qp" },
+				{ HI, "out-rnr-nak" } } },
+	{ ERNIC_QPMSTS, { { ERNIC_BIT(0), "wqe-cache-full" },
+			  { ERNIC_BIT(1), "wqe-cache-empty" },
+			  { HI, "wqes-processed" } } },
+	{ ERNIC_INALLDRPPKTCNT, { { LO, "in-all" }, { HI, "in-dropped" } } },
+	{ ERNIC_INNAKPKTCNT, { { LO, "in-nak" } } },
+	{ ERNIC_OUTNAKPKTCNT, { { LO, "out-nak" } } },
+	{ ERNIC_RESPHNDSTS, { { ERNIC_RESPHNDSTS_QP_INDEX, "qp" },
+			      { ERNIC_RESPHNDSTS_FSM, "fsm" },
+			      { ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+				"sq-pici-db-check-en" } } },
+};
+#undef LO
+#undef HI
+
+static void stat_line(const struct ernic_reg_desc *d, uint32_t v)
+{
+	printf("%s 0x%08" PRIx32, d->name, v);
+	for (size_t k = 0; k < ERNIC_ARRAY_SIZE(fields); k++) {
+		if (fields[k].off != d->off)
+			continue;
+		for (size_t j = 0; j < 3 && fields[k].f[j].what; j++)
+			printf(" %s %" PRIu32, fields[k].f[j].what,
+			       (v & fields[k].f[j].mask) >>
+				       __builtin_ctz(fields[k].f[j].mask));
+		putchar('\n');
+		return;
+	}
+	printf(" %" PRIu32 "\n", v);
+}
+
+/* Table 2-7's counters and status words (the global RO registers), their
+ * fields decoded, then each enabled QP's status. */
+static void stats(const struct window *win, uint32_t nqp)
+{
+	for (const struct ernic_reg_desc *d = ernic_reg_table; d->name; d++)
+		if (d->scope == ERNIC_SCOPE_GLOBAL &&
+		    d->access == ERNIC_REG_RO)
+			stat_line(d, rd(win, d->off));
+	for (uint32_t i = 1; i <= nqp; i++) {
+		uint32_t conf = rd(win, ERNIC_QP(i, ERNIC_QPCONF));
+		uint32_t st = rd(win, ERNIC_QP(i, ERNIC_STATQP));
+
+		if (!(conf & ERNIC_QPCONF_QP_EN))
+			continue;
+		printf("qp %" PRIu32 " statqp 0x%08" PRIx32, i, st);
+		for (size_t k = 0; k < ERNIC_ARRAY_SIZE(statqp_bits); k++)
+			if (st & statqp_bits[k].bit)
+				printf(" %s", statqp_bits[k].what);
+		printf(" nak-syndrome 0x%02" PRIx32 " retries %" PRIu32
+		       " rnr-naks %" PRIu32 " sqpsn %" PRIu32 " cqhead %" PRIu32
+		       "\n", ERNIC_FIELD_GET(ERNIC_STATQP_NAK_SYNDROME, st),
+		       ERNIC_FIELD_GET(ERNIC_STATQP_RETRY_COUNT, st),
+		       ERNIC_FIELD_GET(ERNIC_STATQP_RNR_NAK_COUNT, st),
+		       rd(win, ERNIC_QP(i, ERNIC_SQPSN)),
+		       rd(win, ERNIC_QP(i, ERNIC_CQHEAD)));
+	}
+}
+
+static void show(const struct window *win, uint32_t nqp, bool counters)
+{
+	if (counters)
+		stats(win, nqp);
+	else
+		dump(win, nqp);
+}
+
+/* ---- where the windows are ---- */
+
+static bool alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* Each process that has the software device open: its model's file. */
+static int sw_windows(const char *devdir, uint32_t nqp, bool counters,
+		      char *err, size_t errlen)
+{
+	char path[PATH_MAX + 64];
+	struct ernic_ds *ds;
+	unsigned int n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" ERNIC_DS_FILE, devdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		printf("no process has the device open\n");
+		return 0;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return errno;
+	}
+	ds = mmap(NULL, sizeof(*ds), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (ds == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		return errno;
+	}
+	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++) {
+		pid_t pid = ds->proc[s].pid;
+		struct window win = { 0 };
+		char comm[64] = "?";
+		FILE *f;
+
+		if (!alive(pid))
+			continue;
+		snprintf(path, sizeof(path), "%s/" ERNIC_DS_REGS_FILE "%u",
+			 devdir, s);
+		if (map_ro(path, 0, &win, err, errlen)) {
+			/* a process that cannot write the directory keeps its
+			 * registers in private memory */
+			printf("# process %u pid %d: no register file (%s)\n",
+			       s, (int)pid, err);
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		printf("# process %u pid %d (%s)\n", s, (int)pid, comm);
+		show(&win, nqp, counters);
+		unmap(&win);
+		n++;
+	}
+	munmap(ds, sizeof(*ds));
+	if (!n)
+		printf("no process has the device open\n");
+	return 0;
+}
+
+static int uio_window(const struct ernic_conf *c, struct window *win,
+		      char *err, size_t errlen)
+{
+	char sysdir[PATH_MAX], dev[PATH_MAX + 32];
+	struct uio_map m0;
+	unsigned int num;
+
+	if (uio_find(c->uio_root, c->uio, sysdir, sizeof(sysdir), &num)) {
+		snprintf(err, errlen, "no UIO device '%s' under %s/sys/class/uio",
+			 c->uio, c->uio_root);
+		return ENODEV;
+	}
+	if (uio_map_info(sysdir, 0, &m0) ||
+	    m0.size < m0.offset + ERNIC_REG_SPACE_SIZE) {
+		snprintf(err, errlen, "%s: map0 does not hold the ERNIC window",
+			 sysdir);
+		return ENODEV;
+	}
+	snprintf(dev, sizeof(dev), "%s/dev/uio%u", c->uio_root, num);
+	return map_ro(dev, m0.offset, win, err, errlen);
+}
+
+static int vfio_window(const struct ernic_conf *c, struct window *win,
+		       char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/sys/bus/pci/devices/%s/resource%u",
+		 c->vfio_root, c->vfio, c->vfio_bar);
+	return map_ro(path, c->vfio_offset, win, err, errlen);
+}
+
+int regdump(const char *rundir, const char *name, bool counters, char *err,
+	    size_t errlen)
+{
+	char devdir[PATH_MAX], path[PATH_MAX + 32];
+	struct window win = { 0 };
+	struct ernic_conf c;
+	int ret;
+
+	snprintf(devdir, sizeof(devdir), "%s/" OVERLAY_SYSFS
+		 "/class/infiniband/%s/device", rundir, name);
+	snprintf(path, sizeof(path), "%s/" ERNIC_CONF_FILE, devdir);
+	if (access(path, F_OK)) {
+		snprintf(err, errlen, "no device named '%s'", name);
+		return ENOENT;
+	}
+	ret = ernic_conf_load(path, &c, err, errlen);
+	if (ret)
+		return ret;
+	switch (c.backend) {
+	case ERNIC_BACKEND_SW:
+		return sw_windows(devdir, c.c_num_qp, counters, err, errlen);
+	case ERNIC_BACKEND_UIO:
+		ret = uio_window(&c, &win, err, errlen);
+		break;
+	case ERNIC_BACKEND_VFIO:
+		ret = vfio_window(&c, &win, err, errlen);
+		break;
+	default:
+		snprintf(err, errlen, "%s: unknown backend", name);
+		return EINVAL;
+	}
+	if (ret)
+		return ret;
+	show(&win, c.c_num_qp, counters);
+	unmap(&win);
+	return 0;
+}
