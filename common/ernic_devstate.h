@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "ernic_hw.h"
+#include "ernic_syndrome.h"
 
 /* Its name, in the device's directory beside ernic.conf. */
 #define ERNIC_DS_FILE "ernic.state"
@@ -76,6 +77,12 @@ struct ernic_ds {
 	uint32_t steer_members;			/* processes with steered */
 	uint32_t reaped;			/* dead processes reclaimed */
 	struct ernic_ds_svc svc[ERNIC_DS_SERVICES];
+	/* Packets the IP dropped or refused, by PG332 Table 2-3 syndrome
+	 * bit, counted from the error buffers of every process (a software
+	 * device's) or of the device's one driver (UIO/VFIO), since the
+	 * device was added. Atomic adds, no lock (ernic_errbuf_drain). */
+	uint64_t syndromes[ERNIC_SYNDROME_BITS];
+	uint64_t errbuf_entries;	/* error buffer entries read */
 };
 
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "ernic_ds.lock_room");

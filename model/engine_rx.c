@@ -41,8 +41,11 @@ void eng_errbuf(struct eng *e, uint32_t syndrome, const uint8_t *tp,
 	n = tlen < size - 4 ? tlen : size - 4;
 	if (tp && n)
 		memcpy(ent + 4, tp, n);
-	if (!eng_dma_write(e, base + (uint64_t)(wp % num) * size, ent, size))
+	if (!eng_dma_write(e, base + (uint64_t)(wp % num) * size, ent, size)) {
 		eng_set(e, ERNIC_ERRBUFWPTR, (wp + 1) % num);
+		/* INTSTS[0]: an entry for software to read */
+		eng_irq(e, ERNIC_INT_PKT_VALID_ERR);
+	}
 }
 
 /*

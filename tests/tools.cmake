@@ -59,3 +59,10 @@ add_test(NAME tools_regs COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/tools_regs.sh)
 set_tests_properties(tools_regs PROPERTIES FIXTURES_REQUIRED ernicdevs
   ENVIRONMENT "${ERNIC_TEST_ENV}" SKIP_RETURN_CODE 77 RUN_SERIAL ON
   TIMEOUT 120)
+
+# Packets that fail one Table 2-3 check each, sent at a device from a
+# UDP socket (tests/syn_send.c, for tools_regs).
+add_executable(syn_send ${CMAKE_CURRENT_LIST_DIR}/syn_send.c)
+target_link_libraries(syn_send PRIVATE ernic_model)
+set_property(TEST tools_regs APPEND PROPERTY ENVIRONMENT
+  "ERNIC_SYN_SEND=$<TARGET_FILE:syn_send>")

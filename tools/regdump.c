@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "access_uio.h"
@@ -29,6 +30,7 @@
 #include "ernic_devstate.h"
 #include "ernic_hw.h"
 #include "ernic_regtab.h"
+#include "ernic_syndrome.h"
 #include "overlay.h"
 #include "regdump.h"
 
@@ -214,6 +216,65 @@ static bool alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+/* The device's state file, read-only; ENOENT when nobody opened the
+ * device yet. */
+static int map_state(const char *devdir, struct ernic_ds **out, char *err,
+		     size_t errlen)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+	void *p;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/" ERNIC_DS_FILE, devdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return e;
+	}
+	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(struct ernic_ds)) {
+		close(fd);
+		snprintf(err, errlen, "%s: made by another version of ernic "
+			 "(ernicctl del and add the device again)", path);
+		return EPROTO;
+	}
+	p = mmap(NULL, sizeof(struct ernic_ds), PROT_READ, MAP_SHARED, fd, 0);
+	e = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(e));
+		return e;
+	}
+	*out = p;
+	return 0;
+}
+
+/* What the provider counted from the error buffers: one line per
+ * Table 2-3 syndrome bit. */
+static void syndromes(const char *devdir)
+{
+	struct ernic_ds *ds;
+	char err[PATH_MAX + 128];
+	int ret = map_state(devdir, &ds, err, sizeof(err));
+
+	if (ret == ENOENT)
+		return;
+	if (ret) {
+		printf("# syndromes: %s\n", err);
+		return;
+	}
+	printf("errbuf-entries %" PRIu64 "\n", ds->errbuf_entries);
+	for (uint32_t b = 0; b < ERNIC_SYNDROME_BITS; b++) {
+		const struct ernic_syndrome *r = ernic_syndrome_row(b);
+
+		if (r)
+			printf("syndrome %u %" PRIu64 " %s: %s (%s)\n", b,
+			       ds->syndromes[b], r->layer, r->what, r->impact);
+	}
+	munmap(ds, sizeof(*ds));
+}
+
 /* Each process that has the software device open: its model's file. */
 static int sw_windows(const char *devdir, uint32_t nqp, bool counters,
 		      char *err, size_t errlen)
@@ -221,24 +282,15 @@ static int sw_windows(const char *devdir, uint32_t nqp, bool counters,
 	char path[PATH_MAX + 64];
 	struct ernic_ds *ds;
 	unsigned int n = 0;
-	int fd;
+	int ret;
 
-	snprintf(path, sizeof(path), "%s/" ERNIC_DS_FILE, devdir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
+	ret = map_state(devdir, &ds, err, errlen);
+	if (ret == ENOENT) {
 		printf("no process has the device open\n");
 		return 0;
 	}
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return errno;
-	}
-	ds = mmap(NULL, sizeof(*ds), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (ds == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-		return errno;
-	}
+	if (ret)
+		return ret;
 	for (uint32_t s = 0; s < ERNIC_DS_PROCS; s++) {
 		pid_t pid = ds->proc[s].pid;
 		struct window win = { 0 };
@@ -326,7 +378,10 @@ int regdump(const char *rundir, const char *name, bool counters, char *err,
 		return ret;
 	switch (c.backend) {
 	case ERNIC_BACKEND_SW:
-		return sw_windows(devdir, c.c_num_qp, counters, err, errlen);
+		ret = sw_windows(devdir, c.c_num_qp, counters, err, errlen);
+		if (!ret && counters)
+			syndromes(devdir);
+		return ret;
 	case ERNIC_BACKEND_UIO:
 		ret = uio_window(&c, &win, err, errlen);
 		break;
@@ -341,5 +396,7 @@ int regdump(const char *rundir, const char *name, bool counters, char *err,
 		return ret;
 	show(&win, c.c_num_qp, counters);
 	unmap(&win);
+	if (counters)
+		syndromes(devdir);
 	return 0;
 }

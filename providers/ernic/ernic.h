@@ -104,6 +104,7 @@ struct ernic_dev {
 	pthread_mutex_t ev_lock;
 	struct ernic_qp *ev_qp[ERNIC_C_NUM_QP_MAX + 1];
 	uint32_t ipkterrq_rp;		/* next IPKTERRQ entry to read */
+	uint32_t errbuf_rp;		/* next error buffer entry to count */
 	pthread_t ev_thread;
 	int ev_stop_fd;
 	/* Open contexts, for port events (under ev_lock), and the link

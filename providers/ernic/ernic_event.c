@@ -220,6 +220,42 @@ static void fatal_scan(struct ernic_dev *dev)
 	}
 }
 
+/* INTSTS[0]: count the error buffer's new entries (a dropped or refused
+ * packet's headers behind its Table 2-3 syndrome) by syndrome bit in the
+ * device's state file, from where we stopped to the IP's write pointer.
+ * Entries the IP wrote over before we came (more than ERNIC_ERRBUF_NUM
+ * between two interrupts) are not counted. Caller holds ev_lock. */
+static void errbuf_drain(struct ernic_dev *dev)
+{
+	struct ernic_ds *ds = dev->ds.ds;
+	uint32_t wp = ERNIC_FIELD_GET(ERNIC_ERRBUFWPTR_WPTR,
+				      ernic_rd(dev->acc, ERNIC_ERRBUFWPTR));
+
+	if (wp >= ERNIC_ERRBUF_NUM) {
+		ernic_log("ERRBUFWPTR %u beyond the error buffer (%u entries)",
+			  wp, ERNIC_ERRBUF_NUM);
+		return;
+	}
+	for (; dev->errbuf_rp != wp;
+	     dev->errbuf_rp = (dev->errbuf_rp + 1) % ERNIC_ERRBUF_NUM) {
+		const uint8_t *ent = (const uint8_t *)dev->errbuf.va +
+				     (size_t)dev->errbuf_rp * ERNIC_ERRBUF_ENTRY;
+		uint32_t syn;
+
+		ernic_dma_sync(dev->acc, ent, sizeof(syn),
+			       ERNIC_DMA_FROM_DEVICE);
+		memcpy(&syn, ent, sizeof(syn));
+		syn = le32toh(syn);
+		if (!ds)
+			continue;
+		__atomic_fetch_add(&ds->errbuf_entries, 1, __ATOMIC_RELAXED);
+		for (uint32_t b = 0; b < ERNIC_SYNDROME_BITS; b++)
+			if (syn & (1u << b))
+				__atomic_fetch_add(&ds->syndromes[b], 1,
+						   __ATOMIC_RELAXED);
+	}
+}
+
 void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
 {
 	if (qpn < ERNIC_FIRST_RC_QP || qpn > dev->conf.c_num_qp)
@@ -249,6 +285,8 @@ static void ev_service(struct ernic_dev *dev)
 		qp_bits(dev, rqintsts, true);
 	if (sts & ERNIC_INT_FATAL)
 		fatal_scan(dev);
+	if (sts & ERNIC_INT_PKT_VALID_ERR)
+		errbuf_drain(dev);
 	pthread_mutex_unlock(&dev->ev_lock);
 	if (sts & ERNIC_INT_MAD_RX)
 		ernic_mad_service(dev);

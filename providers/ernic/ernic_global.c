@@ -89,6 +89,11 @@ static int global_config(struct ernic_dev *dev, char *err, size_t errlen)
 	ernic_wr(acc, ERNIC_ERRBUFSZ,
 		 ERNIC_FIELD_PREP(ERNIC_ERRBUFSZ_NUM, ERNIC_ERRBUF_NUM) |
 			 ERNIC_FIELD_PREP(ERNIC_ERRBUFSZ_SIZE, ERNIC_ERRBUF_ENTRY));
+	/* Count from what the IP writes next (it keeps the pointer across
+	 * a reconfiguration: an earlier user's entries are not ours). */
+	dev->errbuf_rp = ERNIC_FIELD_GET(ERNIC_ERRBUFWPTR_WPTR,
+					 ernic_rd(acc, ERNIC_ERRBUFWPTR)) %
+			 ERNIC_ERRBUF_NUM;
 
 	/* Incoming packet error status queue: how software learns of FATAL. */
 	ret = dma_get(dev, &dev->ipkterrq,
@@ -132,11 +137,12 @@ static int global_config(struct ernic_dev *dev, char *err, size_t errlen)
 	}
 
 	/* Only the causes this provider services; per-QP CQ/RQ interrupts
-	 * stay masked in QPCONF until a CQ is armed. */
+	 * stay masked in QPCONF until a CQ is armed. A dropped packet's
+	 * entry in the error buffer is counted by its syndrome. */
 	ernic_wr(acc, ERNIC_INTEN,
 		 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX |
 			 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL |
-			 ERNIC_INT_MAD_RX);
+			 ERNIC_INT_MAD_RX | ERNIC_INT_PKT_VALID_ERR);
 
 	/* Doorbell pool the IP writes CQ heads and RQ write pointers into. */
 	ret = dma_get(dev, &dev->dbpool, (size_t)c->c_num_qp * ERNIC_DB_STRIDE,
