@@ -98,6 +98,25 @@ if [ -n "${ERNIC_SYN_SEND:-}" ]; then
 	grep "^syndrome \(13\|15\|30\) " "$tmp/y2"
 fi
 
+# VFIO: the BAR's sysfs resource file, at the window's offset in it (a
+# fake sysfs tree: the file stands for the card's BAR 2, the ERNIC 4 KiB
+# into it)
+bdf=0000:00:05.0 res=$tmp/root/sys/bus/pci/devices/0000:00:05.0/resource2
+mkdir -p "${res%/*}"
+truncate -s $((4096 + 262144)) "$res"
+put() { printf "$2" | dd of="$res" bs=1 seek=$((4096 + $1)) conv=notrunc status=none; }
+put 0x20000 '\x78\x56\x34\x12'	# XRNICCONF
+put 0x20100 '\x02\x00\x03\x00'	# INSRRPKTCNT: 2 SENDs, 3 READ responses
+"$ERNICCTL" add ernicvd --vfio "$bdf" --vfio-root "$tmp/root" --bar 2 \
+	--offset 4096 --addr 127.0.0.77 --mac 02:00:00:00:00:77 --netdev lo \
+	--alone >/dev/null || bad "add of the VFIO device"
+"$ERNICCTL" dump ernicvd >"$tmp/vd" || bad "VFIO dump failed"
+grep -q "^0x20000 XRNICCONF 0x12345678$" "$tmp/vd" || bad "VFIO dump: XRNICCONF"
+"$ERNICCTL" stats ernicvd >"$tmp/vs" || bad "VFIO stats failed"
+grep -q "^INSRRPKTCNT 0x00030002 in-send 2 in-read-resp 3$" "$tmp/vs" ||
+	bad "VFIO stats: INSRRPKTCNT"
+"$ERNICCTL" del ernicvd || bad "del of the VFIO device"
+
 # nobody left on the software device; wrong names are refused
 out=$("$ERNICCTL" stats ernict1 | head -1)
 [ "$out" = "no process has the device open" ] || bad "after the run: $out"
