@@ -31,9 +31,8 @@ static inline uint32_t ernic_mmio_rd(volatile uint32_t *win, uint32_t off)
 /* As the kernel's writel(): the CPU's stores to DMA memory before it
  * reach the IP first (udma_to_device_barrier: "dmb oshst" on aarch64,
  * the IP being outside the inner shareable domain), then one 32-bit
- * store ("str", not a store-release). A doorbell's caller also says
- * udma_to_device_barrier(), for the backends whose registers are not
- * this window (the in-process model); aarch64 then has two DMBs there. */
+ * store ("str", not a store-release). So a doorbell (SQPI, RQCI) needs
+ * no barrier of its own (struct ernic_access_ops). */
 static inline void ernic_mmio_wr(volatile uint32_t *win, uint32_t off,
 				 uint32_t val)
 {

@@ -50,19 +50,32 @@ static int map_ro(const char *path, uint64_t off, struct window *win,
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const uint64_t base = off & ~(page - 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	struct stat st;
 	void *p;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return errno;
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return e;
+	}
+	/* A file shorter than the window (a process still making its
+	 * register file, the wrong BAR) would fault where it ends. */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < off + ERNIC_REG_SPACE_SIZE) {
+		close(fd);
+		snprintf(err, errlen, "%s: %lld bytes, the ERNIC window needs "
+			 "%#x at %#llx", path, (long long)st.st_size,
+			 ERNIC_REG_SPACE_SIZE, (unsigned long long)off);
+		return ERANGE;
 	}
 	win->maplen = (size_t)(off - base) + ERNIC_REG_SPACE_SIZE;
 	p = mmap(NULL, win->maplen, PROT_READ, MAP_SHARED, fd, (off_t)base);
+	e = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-		return errno;
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(e));
+		return e;
 	}
 	win->map = p;
 	win->w = (const volatile uint32_t *)((char *)p + (off - base));
@@ -245,6 +258,12 @@ static int map_state(const char *devdir, struct ernic_ds **out, char *err,
 	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "%s: mmap: %s", path, strerror(e));
 		return e;
+	}
+	if (((struct ernic_ds *)p)->size != sizeof(struct ernic_ds)) {
+		munmap(p, sizeof(struct ernic_ds));
+		snprintf(err, errlen, "%s: made by another version of ernic "
+			 "(ernicctl del and add the device again)", path);
+		return EPROTO;
 	}
 	*out = p;
 	return 0;
