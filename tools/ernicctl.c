@@ -493,8 +493,13 @@ static int cmd_del(int argc, char **argv)
 	return 0;
 }
 
-static int cmd_show(int argc, char **argv)
+/* The commands that take one device NAME and read what it has:
+ * show (devshow), dump and stats (regdump). */
+enum reader { READ_SHOW, READ_DUMP, READ_STATS };
+
+static int cmd_reader(int argc, char **argv, enum reader r)
 {
+	static const char *const what[] = { "show", "dump", "stats" };
 	char rundir[PATH_MAX], err[512];
 	int rc;
 
@@ -502,51 +507,35 @@ static int cmd_show(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	if (optind >= argc)
-		return usage_error("show: missing device NAME");
+		return usage_error("%s: missing device NAME", what[r]);
 	if (argc - optind > 1)
-		return usage_error("show: unexpected argument '%s'",
+		return usage_error("%s: unexpected argument '%s'", what[r],
 				   argv[optind + 1]);
 	if (check_name(argv[optind]) || get_rundir(rundir, sizeof(rundir)))
 		return 1;
-	if (devshow(rundir, argv[optind], err, sizeof(err))) {
+	rc = r == READ_SHOW ? devshow(rundir, argv[optind], err, sizeof(err)) :
+			      regdump(rundir, argv[optind], r == READ_STATS,
+				      err, sizeof(err));
+	if (rc) {
 		fail_msg("%s", err);
 		return 1;
 	}
 	return 0;
 }
 
-/* ernicctl dump NAME / ernicctl stats NAME */
-static int cmd_regs(int argc, char **argv, bool counters)
+static int cmd_show(int argc, char **argv)
 {
-	const char *what = counters ? "stats" : "dump";
-	char rundir[PATH_MAX], err[512];
-	int rc;
-
-	rc = plain_opts(argc, argv);
-	if (rc >= 0)
-		return rc;
-	if (optind >= argc)
-		return usage_error("%s: missing device NAME", what);
-	if (argc - optind > 1)
-		return usage_error("%s: unexpected argument '%s'", what,
-				   argv[optind + 1]);
-	if (check_name(argv[optind]) || get_rundir(rundir, sizeof(rundir)))
-		return 1;
-	if (regdump(rundir, argv[optind], counters, err, sizeof(err))) {
-		fail_msg("%s", err);
-		return 1;
-	}
-	return 0;
+	return cmd_reader(argc, argv, READ_SHOW);
 }
 
 static int cmd_dump(int argc, char **argv)
 {
-	return cmd_regs(argc, argv, false);
+	return cmd_reader(argc, argv, READ_DUMP);
 }
 
 static int cmd_stats(int argc, char **argv)
 {
-	return cmd_regs(argc, argv, true);
+	return cmd_reader(argc, argv, READ_STATS);
 }
 
 static const char *wire_name(enum ernic_wire w)
