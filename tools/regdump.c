@@ -45,8 +45,12 @@ static uint32_t rd(const struct window *win, uint32_t off)
 	return win->w[off / 4];
 }
 
-static int map_ro(const char *path, uint64_t off, struct window *win,
-		  char *err, size_t errlen)
+/* len bytes of path from off, read-only: *at points at them, *map and
+ * *maplen are what to munmap. ERANGE (with the sizes in err) for a
+ * regular file that ends before off + len: the mapping would fault
+ * there (a process still making its register file, the wrong BAR). */
+static int map_file(const char *path, uint64_t off, size_t len, void **map,
+		    size_t *maplen, const void **at, char *err, size_t errlen)
 {
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	const uint64_t base = off & ~(page - 1);
@@ -59,27 +63,38 @@ static int map_ro(const char *path, uint64_t off, struct window *win,
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return e;
 	}
-	/* A file shorter than the window (a process still making its
-	 * register file, the wrong BAR) would fault where it ends. */
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size < off + ERNIC_REG_SPACE_SIZE) {
+	    (uint64_t)st.st_size < off + len) {
 		close(fd);
-		snprintf(err, errlen, "%s: %lld bytes, the ERNIC window needs "
-			 "%#x at %#llx", path, (long long)st.st_size,
-			 ERNIC_REG_SPACE_SIZE, (unsigned long long)off);
+		snprintf(err, errlen, "%s: %lld bytes, %#zx needed at %#llx",
+			 path, (long long)st.st_size, len,
+			 (unsigned long long)off);
 		return ERANGE;
 	}
-	win->maplen = (size_t)(off - base) + ERNIC_REG_SPACE_SIZE;
-	p = mmap(NULL, win->maplen, PROT_READ, MAP_SHARED, fd, (off_t)base);
+	*maplen = (size_t)(off - base) + len;
+	p = mmap(NULL, *maplen, PROT_READ, MAP_SHARED, fd, (off_t)base);
 	e = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "%s: mmap: %s", path, strerror(e));
 		return e;
 	}
-	win->map = p;
-	win->w = (const volatile uint32_t *)((char *)p + (off - base));
+	*map = p;
+	*at = (const char *)p + (off - base);
 	return 0;
+}
+
+/* The ERNIC window at off in path. */
+static int map_ro(const char *path, uint64_t off, struct window *win,
+		  char *err, size_t errlen)
+{
+	const void *at;
+	int ret = map_file(path, off, ERNIC_REG_SPACE_SIZE, &win->map,
+			   &win->maplen, &at, err, errlen);
+
+	if (!ret)
+		win->w = at;
+	return ret;
 }
 
 static void unmap(struct window *win)
@@ -235,36 +250,26 @@ static int map_state(const char *devdir, struct ernic_ds **out, char *err,
 		     size_t errlen)
 {
 	char path[PATH_MAX + 32];
-	struct stat st;
+	const void *at;
+	size_t len;
 	void *p;
-	int fd, e;
+	int ret;
 
 	snprintf(path, sizeof(path), "%s/" ERNIC_DS_FILE, devdir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return e;
+	ret = map_file(path, 0, sizeof(struct ernic_ds), &p, &len, &at, err,
+		       errlen);
+	if (!ret && ((const struct ernic_ds *)at)->size !=
+			    sizeof(struct ernic_ds)) {
+		munmap(p, len);
+		ret = ERANGE;
 	}
-	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(struct ernic_ds)) {
-		close(fd);
+	if (ret == ERANGE) {
 		snprintf(err, errlen, "%s: made by another version of ernic "
 			 "(ernicctl del and add the device again)", path);
 		return EPROTO;
 	}
-	p = mmap(NULL, sizeof(struct ernic_ds), PROT_READ, MAP_SHARED, fd, 0);
-	e = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		snprintf(err, errlen, "%s: mmap: %s", path, strerror(e));
-		return e;
-	}
-	if (((struct ernic_ds *)p)->size != sizeof(struct ernic_ds)) {
-		munmap(p, sizeof(struct ernic_ds));
-		snprintf(err, errlen, "%s: made by another version of ernic "
-			 "(ernicctl del and add the device again)", path);
-		return EPROTO;
-	}
+	if (ret)
+		return ret;
 	*out = p;
 	return 0;
 }
