@@ -15,7 +15,7 @@
 #include "ernic_devstate.h"
 
 #define DS_MAGIC 0x534E5245u	/* "ERNS" */
-#define DS_VERSION 6u
+#define DS_VERSION 7u
 #define PD_MAX 0xFFFFFFu	/* PDPDNUM is 24 bits */
 
 uint64_t ernic_ds_start_time(pid_t pid)
@@ -302,9 +302,21 @@ int ernic_ds_svc_release(struct ernic_ds *ds, uint32_t slot, uint64_t id,
 int ernic_ds_qp_alloc(struct ernic_ds *ds, uint32_t slot, uint32_t first,
 		      uint32_t last)
 {
-	for (uint32_t q = first; q <= last && q < ERNIC_DS_QPS; q++) {
+	uint32_t n, start;
+
+	if (last >= ERNIC_DS_QPS)
+		last = ERNIC_DS_QPS - 1;
+	if (first > last)
+		return -ENOSPC;
+	n = last - first + 1;
+	start = ds->qp_cursor >= first && ds->qp_cursor <= last ?
+			ds->qp_cursor - first : 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t q = first + (start + k) % n;
+
 		if (ds->qp_owner[q] == ERNIC_DS_NONE) {
 			ds->qp_owner[q] = (uint8_t)slot;
+			ds->qp_cursor = q + 1;
 			return (int)q;
 		}
 	}

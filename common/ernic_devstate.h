@@ -71,6 +71,11 @@ struct ernic_ds {
 	uint8_t pdt_owner[ERNIC_PDT_ENTRIES];
 	uint8_t pdt_gen[ERNIC_PDT_ENTRIES];	/* last key generation */
 	uint32_t pdt_cursor;			/* round-robin search */
+	/* Where the next QP search starts: a destroyed QP's number is the
+	 * last one given again, so packets still in flight for it (a
+	 * retransmission, a late response) find a QP that is not enabled
+	 * rather than its successor at the same PSN. */
+	uint32_t qp_cursor;
 	uint32_t pd_next;			/* PD numbers, device-wide */
 	uint32_t steer_socks, steer_owners;	/* wire_steer map ids */
 	uint32_t steer_services;
@@ -127,7 +132,8 @@ int ernic_ds_attach(struct ernic_ds *ds, pid_t pid);
 /* Give the slot back with everything it owns. */
 void ernic_ds_detach(struct ernic_ds *ds, uint32_t slot);
 
-/* A QP number in [first, last] for slot, or -ENOSPC. */
+/* A QP number in [first, last] for slot, or -ENOSPC: the next free one
+ * after the last given, wrapping (as rxe hands out QP numbers). */
 int ernic_ds_qp_alloc(struct ernic_ds *ds, uint32_t slot, uint32_t first,
 		      uint32_t last);
 void ernic_ds_qp_free(struct ernic_ds *ds, uint32_t slot, uint32_t qpn);

@@ -142,13 +142,21 @@ void qp_init(struct ibv_qp *qp)
 	assert_int_equal(ibv_modify_qp(qp, &a, m), 0);
 }
 
+/*
+ * The first PSN of the pair being connected. Each pair starts elsewhere
+ * (applications pick theirs at random), so a packet still in flight for
+ * an earlier pair does not fit the new one's PSNs; the steps also make
+ * some pairs cross the 24-bit wrap.
+ */
+static uint32_t pair_psn = 0x100;
+
 void qp_rtr(struct ibv_qp *qp, const char *peer, uint32_t dqpn,
 	    const struct conn *c)
 {
 	struct ibv_qp_attr a;
 	int m;
 
-	tu_rtr_attr(&a, &m, peer, dqpn, 0x100);
+	tu_rtr_attr(&a, &m, peer, dqpn, pair_psn);
 	a.min_rnr_timer = c->min_rnr_timer;
 	assert_int_equal(ibv_modify_qp(qp, &a, m), 0);
 }
@@ -158,7 +166,7 @@ static void qp_rts(struct ibv_qp *qp, const struct conn *c)
 	struct ibv_qp_attr a;
 	int m;
 
-	tu_rts_attr(&a, &m, 0x100);
+	tu_rts_attr(&a, &m, pair_psn);
 	a.timeout = c->timeout;
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = c->rnr_retry;
@@ -173,6 +181,7 @@ void pair_up2(struct pair *p, struct ibv_qp *a, struct ibv_qp *b,
 {
 	p->a = a;
 	p->b = b;
+	pair_psn = (pair_psn + 0x3a5e1u) & 0xffffffu;
 	qp_init(a);
 	qp_init(b);
 	qp_rtr(a, B.ip, b->qp_num, ca);
