@@ -333,8 +333,12 @@ void eng_qp_reset(struct eng *e, uint32_t i)
 bool eng_qp_sync(struct eng *e, uint32_t i)
 {
 	struct eng_qp *q = &e->qp[i];
-	bool en = eng_qreg(e->m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN;
+	uint32_t qpconf = eng_qreg(e->m, i, ERNIC_QPCONF);
+	bool en = qpconf & ERNIC_QPCONF_QP_EN;
+	bool rec = en && (qpconf & ERNIC_QPCONF_QP_UNDER_RECOVERY);
 
+	if (q->recover && (en != q->en || !rec))
+		eng_recover_end(e, i);
 	if (en != q->en) {
 		eng_qp_reset(e, i);
 		q->en = en;
@@ -346,7 +350,9 @@ bool eng_qp_sync(struct eng *e, uint32_t i)
 			eng_set(e, ERNIC_QP(i, ERNIC_STATQP),
 				ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
 	}
-	return en && !q->fatal;
+	if (rec && !q->recover)
+		eng_recover_start(e, i);
+	return en && !q->fatal && !q->recover;
 }
 
 /* The first enabled QP (en_map) in [i, hi), or hi. Lock held. */
@@ -374,7 +380,7 @@ static bool qp_turn(struct eng *e, uint32_t i, bool enabled, uint64_t now,
 	uint64_t t;
 
 	if (!eng_qp_sync(e, i) || !enabled)
-		return false;
+		return enabled && eng_recover_turn(e, i);
 	if (eng_tx_pump(e, i))
 		busy = true;
 	if (eng_rx_pump(e, i))

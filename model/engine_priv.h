@@ -110,6 +110,7 @@ struct eng_rdhist {
 struct eng_qp {
 	bool en;		/* QPCONF.QP_EN as the engine last saw it */
 	bool fatal;
+	uint8_t recover;	/* under recovery: ENG_RECOVER_* */
 
 	/* requester (QP manager, WQE processor, response handler) */
 	bool psn_loaded;	/* SQPSN read since enable */
@@ -386,6 +387,18 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;
 }
+
+/* ---- engine_recover.c: QP under recovery (QPCONFi[6]) ---- */
+enum { ENG_RECOVER_NONE, ENG_RECOVER_RETIRING, ENG_RECOVER_RETIRED };
+/* Software set QPCONFi[6] on enabled QP i: stop its requests and start
+ * retiring its SQ. Lock held. */
+void eng_recover_start(struct eng *e, uint32_t i);
+/* QP i's part of a pass while under recovery: retire one WQE, or, with
+ * CQHEADi at SQPIi, show the queues empty and RESPHNDSTS[16] set. True
+ * when it left work for another pass. Lock held. */
+bool eng_recover_turn(struct eng *e, uint32_t i);
+/* QP i left recovery (disabled, or the bit cleared). Lock held. */
+void eng_recover_end(struct eng *e, uint32_t i);
 
 /* ---- engine_tx.c: requester ---- */
 /* Read SQ slot `slot` of QP i, Table 2-1 fields in host order. 0, or

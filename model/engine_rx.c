@@ -563,7 +563,7 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		eng_errbuf(e, ROCE_SYN_BTH_QP, tp, tlen);
 		return;
 	}
-	if (!e->qp[i].en || e->qp[i].fatal ||
+	if (!e->qp[i].en || e->qp[i].fatal || e->qp[i].recover ||
 	    !(eng_qreg(m, i, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN)) {
 		eng_errbuf(e, ROCE_SYN_QP_NOT_READY, tp, tlen);
 		return;
