@@ -51,3 +51,13 @@ add_test(NAME model_rx COMMAND test_model_rx)
 add_executable(test_model_qp1 ${CMAKE_CURRENT_LIST_DIR}/test_model_qp1.c)
 target_link_libraries(test_model_qp1 PRIVATE model_harness PkgConfig::CMOCKA)
 add_test(NAME model_qp1 COMMAND test_model_qp1)
+
+# PG332 "QP Fatal Recovery": the provider's procedure on a model stepped
+# by hand, every register access recorded.
+add_executable(test_model_recover ${CMAKE_CURRENT_LIST_DIR}/test_model_recover.c
+  ${CMAKE_SOURCE_DIR}/providers/ernic/ernic_recover.c)
+target_include_directories(test_model_recover PRIVATE
+  ${CMAKE_SOURCE_DIR}/providers/ernic ${CMAKE_SOURCE_DIR}/access)
+target_link_libraries(test_model_recover PRIVATE model_harness
+  PkgConfig::CMOCKA)
+add_test(NAME model_recover COMMAND test_model_recover)

@@ -328,6 +328,17 @@ struct mh_qp *mh_qp_up(struct mh *h, uint32_t idx, uint32_t pmtu,
 	return q;
 }
 
+void mh_qp_forget(struct mh *h, struct mh_qp *q)
+{
+	buf_free(h, &q->sq);
+	buf_free(h, &q->cq);
+	buf_free(h, &q->rq);
+	buf_free(h, &q->db);
+	buf_free(h, &q->tx);
+	free(q->sent);
+	memset(q, 0, sizeof(*q));
+}
+
 static struct mh_mr *mr_new(struct mh *h)
 {
 	if (h->nmr == MH_MAX_MR)

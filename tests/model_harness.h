@@ -104,6 +104,10 @@ struct mh_qp *mh_qp_up(struct mh *h, uint32_t idx, uint32_t pmtu,
 		       uint32_t sq_psn, uint32_t rq_psn, uint32_t timeout,
 		       uint32_t retry_cnt, uint32_t rnr_retry);
 
+/* Forget QP q on the bench side (its buffers freed, its registers left
+ * as they are), so that mh_qp_up may bring it up again. */
+void mh_qp_forget(struct mh *h, struct mh_qp *q);
+
 /* An MR of len bytes in PD 1 (QPs are in PD 1), filled with fill;
  * access as PG332 ACCESSDESC (ERNIC_ACCESS_*); remote=false: BUFRKEY 0. */
 struct mh_mr *mh_mr(struct mh *h, size_t len, uint32_t access, bool remote,

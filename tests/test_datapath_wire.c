@@ -450,6 +450,63 @@ static void test_remote_access_errors(void **state)
 	}
 }
 
+/*
+ * PG332 "QP Fatal Recovery" through verbs: a QP the IP made FATAL (NAK
+ * remote access) goes to ERR, which runs the clearing steps (the IP
+ * retires its SQ, then the QP is disabled under recovery), then to
+ * RESET, which runs the reinitializing steps; brought up again it
+ * carries data. model_recover checks the steps one by one.
+ */
+static void test_fatal_recovery_reuse(void **state)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct want w = { .cq = A.cq, .n = 1 };
+	struct pair p, q;
+	uint32_t i;
+
+	pair_up(&p, 16, 16);
+	i = p.a->qp_num;
+	post1(p.a, 1, IBV_WR_RDMA_WRITE, A.buf, 64, (uintptr_t)B.buf,
+	      B.mr->rkey ^ 0x100, 0, IBV_SEND_SIGNALED);
+	expect_error(p.a, p.b->qp_num, IBV_WC_REM_ACCESS_ERR,
+		     IBV_WC_RDMA_WRITE, 0x62, "WRITE, bad rkey");
+	assert_true(tu_rd(A.ctx, ERNIC_QP(i, ERNIC_STATQP)) &
+		    ERNIC_STATQP_FATAL);
+	assert_int_equal(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	assert_int_equal(tu_rd(A.ctx, ERNIC_QP(i, ERNIC_QPCONF)) &
+				 (ERNIC_QPCONF_QP_EN |
+				  ERNIC_QPCONF_QP_UNDER_RECOVERY),
+			 ERNIC_QPCONF_QP_UNDER_RECOVERY);
+	assert_int_equal(tu_rd(A.ctx, ERNIC_QP(i, ERNIC_CQHEAD)),
+			 tu_rd(A.ctx, ERNIC_QP(i, ERNIC_SQPI)));
+	assert_true(tu_rd(A.ctx, ERNIC_RESPHNDSTS) &
+		    ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN);
+	a.qp_state = IBV_QPS_RESET;
+	assert_int_equal(ibv_modify_qp(p.a, &a, IBV_QP_STATE), 0);
+	for (size_t k = 0; k < 5; k++)
+		assert_int_equal(tu_rd(A.ctx, ERNIC_QP(i, ((const uint32_t[]){
+			ERNIC_STATRQPIDB, ERNIC_STATRQBUFCA, ERNIC_RQCI,
+			ERNIC_CQHEAD, ERNIC_SQPI })[k])), 0);
+	assert_int_equal(tu_rd(A.ctx, ERNIC_QP(i, ERNIC_QPCONF)),
+			 ERNIC_QPCONF_QP_UNDER_RECOVERY);
+	assert_int_equal(tu_rd(A.ctx, ERNIC_XRNICADCONF) &
+				 ERNIC_XRNICADCONF_SW_OVERRIDE, 0);
+
+	/* The same QP, a new peer: a WRITE lands whole. */
+	pair_up2(&q, p.a, qp_new(&B, 16, 16, 0), &conn_std, &conn_std);
+	assert_int_equal(tu_rd(A.ctx, ERNIC_QP(i, ERNIC_STATQP)) &
+				 ERNIC_STATQP_FATAL, 0);
+	fill(A.buf, 8192, 9);
+	post1(q.a, 7, IBV_WR_RDMA_WRITE, A.buf, 8192, (uintptr_t)B.buf,
+	      B.mr->rkey, 0, IBV_SEND_SIGNALED);
+	drive(&w, 1, "WRITE on the recovered QP");
+	check_wc(&w.wc[0], 7, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE, q.a, q.b);
+	peer_sync(&B, B.buf, 8192, true);
+	assert_memory_equal(B.buf, A.buf, 8192);
+	qp_destroy(p.b);
+	pair_down(&q);
+}
+
 /* The peer posted 10 receives and no more: 10 SENDs succeed, the 11th
  * is RNR-NAKed until rnr_retry runs out (a SEND is only ACKed into a
  * posted receive). */
@@ -707,6 +764,8 @@ int dp_run_wire(void)
 		cmocka_unit_test_teardown(test_inline_qpex_unsignaled,
 					  dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_remote_access_errors,
+					  dp_qp_cleanup),
+		cmocka_unit_test_teardown(test_fatal_recovery_reuse,
 					  dp_qp_cleanup),
 		cmocka_unit_test_teardown(test_rnr_retry_exceeded,
 					  dp_qp_cleanup),

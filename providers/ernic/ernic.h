@@ -438,8 +438,18 @@ int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 
 /* ernic_modify_qp.c: the QP state machine */
 int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
-/* QP Deletion steps 1-5, without freeing memory. Caller holds dev->lock. */
-void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t idx);
+/* Take QP idx out of the IP, without freeing memory: PG332's "QP Fatal
+ * Recovery" (clearing steps if not done yet, then reinitializing steps
+ * 1-5) for a QP the IP made FATAL, "QP Deletion" steps 1-5 for any
+ * other. 0, or ETIMEDOUT or EIO (logged) when the IP never got through
+ * a step of the recovery: the QP is left as that step found it. Caller
+ * holds dev->lock. */
+int ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t idx);
+/* PG332 "QP Fatal Recovery", steps to clear traffic 4-8, for QP idx if
+ * the IP made it FATAL and it is still enabled: the error state. 0 (also
+ * when there is nothing to do), or ETIMEDOUT (logged). Caller holds
+ * dev->lock. */
+int ernic_qp_fatal_clear(struct ernic_dev *dev, uint32_t idx);
 /* Zero QP i's doorbell slot, in DDR too. */
 void ernic_qp_db_clear(struct ernic_dev *dev, uint32_t idx);
 /* After QP EN is set: wait, bounded, until STATQPi.FATAL reads clear. */

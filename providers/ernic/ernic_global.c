@@ -325,7 +325,7 @@ void ernic_dev_stop(struct ernic_dev *dev)
 		ernic_client_close(dev);
 		return;
 	}
-	ernic_qp_hw_reset(dev, ERNIC_QP1);
+	(void)ernic_qp_hw_reset(dev, ERNIC_QP1);
 	ernic_wr(dev->acc, ERNIC_INTEN, 0);
 	ernic_wr(dev->acc, ERNIC_XRNICCONF, 0);
 	free_all(dev);

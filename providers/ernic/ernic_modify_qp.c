@@ -329,8 +329,9 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 	if (ret)
 		goto out;
 
-	/* Validated: from here on the call succeeds. m is the QP's attribute
-	 * set as it will be after this call. */
+	/* Validated: from here on the call succeeds, unless the IP never
+	 * finishes a fatal recovery. m is the QP's attribute set as it will
+	 * be after this call. */
 	m = qp->attr;
 	shadow_update(&m, attr, mask);
 	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT) {
@@ -348,12 +349,26 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 			 timeoutconf(&m));
 	} else if (next == IBV_QPS_ERR && cur != IBV_QPS_RESET &&
 		   cur != IBV_QPS_ERR) {
-		/* The IP has no error state: disabling the QP stops it
-		 * accepting packets; the provider flushes what is queued. */
+		/* The IP has no error state. One it made FATAL goes through
+		 * PG332's clearing steps (it retires the SQ, then is
+		 * disabled); any other is disabled at once, which stops it
+		 * taking packets. The provider flushes what is queued. An
+		 * IP that never finishes the clearing leaves it to RESET. */
 		qp->qpconf &= ~ERNIC_QPCONF_QP_EN;
-		ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_QPCONF), qp->qpconf);
+		if (ernic_rd(dev->acc, ERNIC_QP(qp->idx, ERNIC_STATQP)) &
+		    ERNIC_STATQP_FATAL)
+			ernic_qp_fatal_clear(dev, qp->idx);
+		else
+			ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_QPCONF),
+				 qp->qpconf);
 	} else if (next == IBV_QPS_RESET && cur != IBV_QPS_RESET) {
-		ernic_qp_hw_reset(dev, qp->idx);
+		if (ernic_qp_hw_reset(dev, qp->idx)) {
+			ret = ernic_refuse(EIO, "modify_qp: QP %u: the IP did "
+					   "not finish PG332's fatal recovery "
+					   "(logged); the QP stays in %d",
+					   qp->idx, cur);
+			goto out;
+		}
 		memset(&m, 0, sizeof(m));
 		pthread_mutex_lock(&dev->ev_lock);
 		qp->fatal_code = 0;

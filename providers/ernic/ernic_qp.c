@@ -11,10 +11,14 @@
 
 #include "ernic.h"
 #include "ernic_cq.h"
+#include "ernic_recover.h"
 #include "ernic_time.h"
 
 #define ERNIC_DRAIN_TIMEOUT_MS 200
 #define ERNIC_ENABLE_TIMEOUT_MS 100
+/* Each of fatal recovery's waits, and how often it looks. */
+#define ERNIC_RECOVER_TIMEOUT_MS 500
+#define ERNIC_RECOVER_STEP_US 50
 
 static int check_cap(struct ibv_qp_cap *cap)
 {
@@ -389,10 +393,81 @@ static void clear_turn(struct ernic_dev *dev, uint32_t i)
 		ernic_share_unlock(dev);
 }
 
-void ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
+static void hw_sleep(void *arg, uint32_t us)
 {
-	wait_drained(dev->acc, i);
+	const struct timespec ts = { .tv_sec = us / 1000000,
+				     .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+}
+
+static const struct ernic_hw_wait hw_wait = {
+	.wait = hw_sleep,
+	.step_us = ERNIC_RECOVER_STEP_US,
+	.limit_us = ERNIC_RECOVER_TIMEOUT_MS * 1000,
+};
+
+int ernic_qp_fatal_clear(struct ernic_dev *dev, uint32_t i)
+{
+	struct ernic_access *acc = dev->acc;
+	char err[256];
+	int r;
+
+	if (!(ernic_rd(acc, ERNIC_QP(i, ERNIC_STATQP)) & ERNIC_STATQP_FATAL) ||
+	    !(ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF)) & ERNIC_QPCONF_QP_EN))
+		return 0;
+	r = ernic_qp_recover_clear(acc, i, &hw_wait, err, sizeof(err));
+	if (r)
+		ernic_log("%s", err);
+	return r;
+}
+
+/* PG332 "QP Fatal Recovery", steps to reinitialize 1-5, in this
+ * process's turn when the IP is shared. */
+static int reinit_turn(struct ernic_dev *dev, uint32_t i)
+{
+	bool shared = dev->hw_role != ERNIC_HW_ALONE;
+	char err[256];
+	int r;
+
+	if (shared && ernic_share_lock(dev)) {
+		ernic_log("QP %u: the state file's lock failed: the QP is not "
+			  "reinitialized", i);
+		return EIO;
+	}
+	r = ernic_qp_recover_reinit(dev->acc, i, &hw_wait, err, sizeof(err));
+	if (r)
+		ernic_log("%s", err);
+	else
+		ernic_qp_db_clear(dev, i);
+	if (shared) {
+		ernic_access_flush(dev->acc);
+		ernic_share_unlock(dev);
+	}
+	return r;
+}
+
+int ernic_qp_hw_reset(struct ernic_dev *dev, uint32_t i)
+{
+	struct ernic_access *acc = dev->acc;
+	uint32_t qpconf;
+	int r;
+
+	/* A QP the IP made FATAL: PG332's recovery, in its order. */
+	if (ernic_rd(acc, ERNIC_QP(i, ERNIC_STATQP)) & ERNIC_STATQP_FATAL) {
+		r = ernic_qp_fatal_clear(dev, i);
+		if (r)
+			return r;
+		qpconf = ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF));
+		if ((qpconf & ERNIC_QPCONF_QP_UNDER_RECOVERY) &&
+		    !(qpconf & ERNIC_QPCONF_QP_EN))
+			return reinit_turn(dev, i);
+	}
+	/* Otherwise PG332 "QP Deletion". */
+	wait_drained(acc, i);
 	clear_turn(dev, i);
+	return 0;
 }
 
 /*
@@ -438,8 +513,14 @@ int ernic_destroy_qp(struct ibv_qp *ibqp)
 	/* No poll_cq looks at the QP once it is off its CQs' lists. */
 	ernic_cq_detach(to_ecq(ibqp->send_cq), qp);
 	ernic_cq_detach(to_ecq(ibqp->recv_cq), qp);
-	if (qp->attr.qp_state != IBV_QPS_RESET)
-		ernic_qp_hw_reset(dev, qp->idx);
+	/* An IP that never finishes the recovery still loses the QP: it
+	 * is disabled and its pointers zeroed without the waits. */
+	if (qp->attr.qp_state != IBV_QPS_RESET &&
+	    ernic_qp_hw_reset(dev, qp->idx)) {
+		ernic_log("QP %u: destroyed without PG332's recovery: "
+			  "disabled and cleared as it was", qp->idx);
+		clear_turn(dev, qp->idx);
+	}
 	/* Step 6: free the queues, and what the SQ still held. */
 	ernic_bounce_put(dev, qp, qp->sq_ci, qp->sq_pi);
 	put_rings(dev, qp);
