@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "axi_trace.h"
 #include "engine_priv.h"
 
 uint64_t eng_now(const struct eng *e)
@@ -60,6 +61,7 @@ int eng_dma_read(struct eng *e, uint64_t bus, void *dst, size_t len)
 
 int eng_dma_write(struct eng *e, uint64_t bus, const void *src, size_t len)
 {
+	axi_trace_dma(e->m, bus, src, len);
 	return ernic_model_dma(e->m, bus, (void *)src, len, true);
 }
 
@@ -69,6 +71,7 @@ int eng_dma_store32(struct eng *e, uint64_t bus, uint32_t v)
 {
 	uint32_t *p;
 
+	axi_trace_dma(e->m, bus, &v, sizeof(v));
 	atomic_thread_fence(memory_order_release);
 	p = ernic_model_bus_to_va(e->m, bus, sizeof(v));
 	if (!p || (bus & 3))

@@ -78,6 +78,7 @@ struct ernic_model {
 	 * starts, cleared after it stops. */
 	void (*rx_hook)(void *arg, const uint8_t *bth, size_t len);
 	void *rx_hook_arg;
+	struct axi_trace *axi_trace;	/* ERNIC_AXI_TRACE, or NULL */
 };
 
 /*

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "axi_trace.h"
 #include "ernic_conf.h"
 #include "model_priv.h"
 
@@ -184,6 +185,7 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 	uint32_t qp, cur, wm;
 	const struct ernic_reg_desc *d = reg_desc(off, m->c_num_qp, &qp);
 
+	axi_trace_reg(m, off, val);
 	if (!d || d->access == ERNIC_REG_RO)
 		return;		/* reserved: ignored; RO: no effect */
 	/* The doorbells (one write per post), no interrupt's: no
@@ -429,6 +431,7 @@ struct ernic_model *ernic_model_create_shared(const struct ernic_conf *conf,
 	if (rc)
 		goto err_efd;
 	model_reset(m);
+	axi_trace_open(m, conf);
 	return m;
 
 err_efd:
@@ -453,6 +456,7 @@ void ernic_model_destroy(struct ernic_model *m)
 	if (!m)
 		return;
 	eng_destroy(m->eng);	/* stops the thread before memory goes */
+	axi_trace_close(m);
 	ernic_model_mem_fini(m);
 	close(m->irq_efd);
 	pthread_cond_destroy(&m->irq_cond);

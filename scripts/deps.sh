@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config clang
       zlib1g-dev libisal-dev libbpf-dev libpcap-dev tshark nftables
       libnetfilter-queue-dev libnftnl-dev libmnl-dev
       libclang-rt-14-dev llvm-14
-      iproute2 util-linux
+      iproute2 util-linux iverilog yosys
       debhelper lintian rpm python3-pyverbs file)
 # The aarch64 cross build and its tests under qemu-user (ctest
 # cross_aarch64): Debian's cross gcc and the arm64 libraries through
