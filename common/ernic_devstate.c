@@ -15,7 +15,7 @@
 #include "ernic_devstate.h"
 
 #define DS_MAGIC 0x534E5245u	/* "ERNS" */
-#define DS_VERSION 7u
+#define DS_VERSION 8u
 #define PD_MAX 0xFFFFFFu	/* PDPDNUM is 24 bits */
 
 uint64_t ernic_ds_start_time(pid_t pid)

@@ -23,6 +23,9 @@
 #include "ernic_hw.h"
 #include "ernic_syndrome.h"
 
+/* How many incoming packet error status entries the file keeps. */
+#define ERNIC_DS_FATAL_LAST 16u
+
 /* Its name, in the device's directory beside ernic.conf. */
 #define ERNIC_DS_FILE "ernic.state"
 /* Beside it, the register file of the software ERNIC in the process of
@@ -88,6 +91,13 @@ struct ernic_ds {
 	 * device was added. Atomic adds, no lock (ernic_errbuf_drain). */
 	uint64_t syndromes[ERNIC_SYNDROME_BITS];
 	uint64_t errbuf_entries;	/* error buffer entries read */
+	/* The incoming packet error status queues (PG332 Figure 2-3) the
+	 * same way: entries read, by Table 2-4 FATAL code, and the last
+	 * ERNIC_DS_FATAL_LAST entries as the IP wrote them (entry n at
+	 * fatal_last[n % ERNIC_DS_FATAL_LAST], n from 0). Atomic. */
+	uint64_t ipkterrq_entries;
+	uint64_t fatal_codes[ERNIC_FATAL_CODES];
+	uint64_t fatal_last[ERNIC_DS_FATAL_LAST];
 };
 
 _Static_assert(sizeof(pthread_mutex_t) <= 64, "ernic_ds.lock_room");

@@ -2,6 +2,7 @@
 /* PG332 Table 2-3 (ernic_syndrome.h), in our words. */
 #include <stddef.h>
 
+#include "ernic_hw.h"
 #include "ernic_syndrome.h"
 
 #define DROP "dropped"
@@ -40,4 +41,45 @@ static const struct ernic_syndrome rows[ERNIC_SYNDROME_BITS] = {
 const struct ernic_syndrome *ernic_syndrome_row(uint32_t b)
 {
 	return b < ERNIC_SYNDROME_BITS && rows[b].layer ? &rows[b] : NULL;
+}
+
+/* PG332 Table 2-4 (ernic_syndrome.h), in our words. */
+static const char *const fatal[ERNIC_FATAL_CODES] = {
+	[ERNIC_FATAL_OPCODE_SEQ] = "opcode sequence check failed",
+	[ERNIC_FATAL_REQ_LEN] = "request length not as per PMTU, or pad count",
+	[ERNIC_FATAL_OPCODE_SEQ_AND_LEN] =
+		"opcode sequence and length or pad count together",
+	[ERNIC_FATAL_UNSUPPORTED_OPCODE] =
+		"unsupported request opcode with the right PSN",
+	[ERNIC_FATAL_WQE_PROCESSOR] = "WQE processor",
+	[ERNIC_FATAL_RESP_HANDLER] = "response handler",
+	[ERNIC_FATAL_WRITE_LEN] = "WRITE length or pad count check failed",
+	[ERNIC_FATAL_WRITE_OPCODE_SEQ] = "WRITE opcode sequence check failed",
+	[ERNIC_FATAL_WRITE_SEQ_AND_LEN] =
+		"WRITE opcode sequence and length together",
+	[ERNIC_FATAL_RKEY_ACCESS] = "R_Key or access permission check failed",
+	[ERNIC_FATAL_RETH_DMA_LEN] = "RETH DMA length check failed",
+	[ERNIC_FATAL_RKEY_AND_DMA_LEN] = "R_Key/access and DMA length together",
+	[ERNIC_FATAL_READ_RESOURCES_FULL] = "READ request resources full",
+	[ERNIC_FATAL_ACK_OPCODE] = "ACK response opcode not correct",
+	[ERNIC_FATAL_RNR_DOWN_COUNTER] = "RNR NAK down counter expired",
+	[ERNIC_FATAL_REMOTE_NAK] = "NAK-Invalid, remote access or remote "
+				   "operational error received",
+	[ERNIC_FATAL_READ_RESP_LAST] = "READ response LAST packet error",
+	[ERNIC_FATAL_BAD_AETH] = "bad AETH syndrome",
+	[ERNIC_FATAL_READ_RESP_MIDDLE_LEN] =
+		"READ response MIDDLE length check failed",
+	[ERNIC_FATAL_READ_RESP_LAST_NOT_ONLY] =
+		"READ response LAST instead of ONLY",
+	[ERNIC_FATAL_BAD_RESPONSE] = "bad response",
+	[ERNIC_FATAL_RNR_COUNTER] = "RNR retry counter expired",
+	[ERNIC_FATAL_READ_RESP_ONLY_LEN] =
+		"READ response ONLY length check failed",
+};
+
+const char *ernic_fatal_text(uint32_t c, int *remote)
+{
+	if (remote)
+		*remote = c == ERNIC_FATAL_REMOTE_NAK;
+	return c < ERNIC_FATAL_CODES ? fatal[c] : NULL;
 }

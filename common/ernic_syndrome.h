@@ -22,4 +22,16 @@ struct ernic_syndrome {
 /* Bit b's row, or NULL for a reserved bit. */
 const struct ernic_syndrome *ernic_syndrome_row(uint32_t b);
 
+/*
+ * PG332 Table 2-4, "Decoding for FATAL Codes": the code of an incoming
+ * packet error status entry (Figure 2-3, IPKTERRQBA) that names a QP the
+ * IP moved to FATAL. Codes are 5 bits; the provider counts them in the
+ * state file (ernic_ds.fatal_codes), ernicctl stats prints them.
+ */
+#define ERNIC_FATAL_CODES 32u
+
+/* Code c's description, or NULL for a code Table 2-4 does not list.
+ * *remote (may be NULL): true for the one remote error. */
+const char *ernic_fatal_text(uint32_t c, int *remote);
+
 #endif

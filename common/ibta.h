@@ -32,6 +32,8 @@ enum roce_opcode {
 	ROCE_RC_READ_RESP_LAST = 0x0F,
 	ROCE_RC_READ_RESP_ONLY = 0x10,
 	ROCE_RC_ACK = 0x11,
+	ROCE_RC_CMP_SWAP = 0x12,	/* atomics: ERNIC does not support */
+	ROCE_RC_FETCH_ADD = 0x13,
 	ROCE_RC_SEND_LAST_INV = 0x16,
 	ROCE_RC_SEND_ONLY_INV = 0x17,
 	ROCE_UD_SEND_ONLY = 0x64,
@@ -48,11 +50,14 @@ enum roce_opcode {
 #define ROCE_IMM_LEN 4u
 #define ROCE_IETH_LEN 4u
 #define ROCE_ICRC_LEN 4u
+#define ROCE_ATOMIC_ETH_LEN 28u		/* 9.3.3.3: AtomicETH */
 
 /* 9.7.5.1: AETH syndrome, [7] 0, [6:5] type, [4:0] value. */
 #define ROCE_AETH_ACK 0x00u		/* | credit count, 0x1F = invalid */
 #define ROCE_AETH_RNR 0x20u		/* | RNR timer */
 #define ROCE_AETH_NAK 0x60u		/* | NAK code below */
+#define ROCE_AETH_RSVD 0x40u		/* type 10: reserved */
+#define ROCE_AETH_TYPE_MASK 0x60u
 enum roce_nak_code {
 	ROCE_NAK_PSN_SEQ = 0,
 	ROCE_NAK_INVALID_REQ = 1,

@@ -171,6 +171,7 @@ void eng_send_rnr(struct eng *e, uint32_t i, uint32_t psn)
 	uint32_t t = ERNIC_FIELD_GET(ERNIC_TIMEOUTCONF_RNR_NAK_TIMEOUT,
 				     eng_qreg(e->m, i, ERNIC_TIMEOUTCONF));
 
+	eng_errbuf(e, ROCE_SYN_RQ_FULL, NULL, 0);	/* Table 2-3 bit 20 */
 	eng_send_aeth(e, i, psn, (uint8_t)(ROCE_AETH_RNR | (t & 0x1F)));
 	q->nak_sent = true;
 	eng_set(e, ERNIC_QP(i, ERNIC_STATQP),

@@ -301,6 +301,7 @@ static void rx_request(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	uint32_t next = psn_add(p->psn, 1);
 
 	if (!seq_ok(q->last_op, p->opcode)) {
+		eng_errbuf(e, ROCE_SYN_OPCODE_SEQ, NULL, 0);
 		eng_nak_fatal(e, i, p->psn, ROCE_NAK_INVALID_REQ,
 			      write ? ERNIC_FATAL_WRITE_OPCODE_SEQ :
 				  ERNIC_FATAL_OPCODE_SEQ);
@@ -427,6 +428,7 @@ static void rx_responder(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	if (d > 0) {
 		/* Sequence error: one NAK, then silence until the expected
 		 * PSN shows up (Table 2-3 bit 21). */
+		eng_errbuf(e, ROCE_SYN_PSN, NULL, 0);
 		if (!q->nak_sent) {
 			eng_send_aeth(e, i, q->epsn,
 				      ROCE_AETH_NAK | ROCE_NAK_PSN_SEQ);

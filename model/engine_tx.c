@@ -596,6 +596,8 @@ static void on_nak(struct eng *e, uint32_t i, const struct roce_pkt *p,
 			break;
 		eng_complete_head(e, i);
 	}
+	if (syn == (ROCE_AETH_NAK | ROCE_NAK_INVALID_REQ))
+		eng_errbuf(e, ROCE_SYN_BAD_RESP, NULL, 0);	/* row 23 */
 	eng_qp_fatal(e, i, ERNIC_FATAL_REMOTE_NAK, syn);
 }
 
@@ -706,7 +708,7 @@ void eng_tx_response(struct eng *e, uint32_t i, const struct roce_pkt *p)
 		if ((p->aeth_syndrome & 0x60) == 0x40 ||
 		    (p->aeth_syndrome & 0x80)) {
 			/* reserved type: malformed AETH (Table 2-3 bit 22) */
-			eng_count(e, ERNIC_INALLDRPPKTCNT, 16);
+			eng_errbuf(e, ROCE_SYN_AETH, NULL, 0);
 			return;
 		}
 		on_nak(e, i, p, now);

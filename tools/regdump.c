@@ -274,6 +274,38 @@ static int map_state(const char *devdir, struct ernic_ds **out, char *err,
 	return 0;
 }
 
+/* What the provider counted from the incoming packet error status
+ * queues: the entries read, one line per Table 2-4 code seen, then the
+ * last entries (oldest first) with their QP. */
+static void fatal_codes(const struct ernic_ds *ds)
+{
+	uint64_t n = __atomic_load_n(&ds->ipkterrq_entries, __ATOMIC_RELAXED);
+	uint64_t k = n > ERNIC_DS_FATAL_LAST ? n - ERNIC_DS_FATAL_LAST : 0;
+	const char *t;
+	int remote;
+
+	printf("ipkterrq-entries %" PRIu64 "\n", n);
+	for (uint32_t c = 0; c < ERNIC_FATAL_CODES; c++) {
+		if (!ds->fatal_codes[c])
+			continue;
+		t = ernic_fatal_text(c, &remote);
+		printf("fatal-code 0x%02x %" PRIu64 " %s (%s)\n", c,
+		       ds->fatal_codes[c], t ? t : "not in Table 2-4",
+		       remote ? "remote" : "local");
+	}
+	for (; k < n; k++) {
+		uint64_t e = __atomic_load_n(
+			&ds->fatal_last[k % ERNIC_DS_FATAL_LAST],
+			__ATOMIC_RELAXED);
+		uint32_t c = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, e);
+
+		t = ernic_fatal_text(c, &remote);
+		printf("ipkterrq %" PRIu64 " qp %u code 0x%02x %s\n", k,
+		       (unsigned)ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, e), c,
+		       t ? t : "not in Table 2-4");
+	}
+}
+
 /* What the provider counted from the error buffers: one line per
  * Table 2-3 syndrome bit. */
 static void syndromes(const char *devdir)
@@ -296,6 +328,7 @@ static void syndromes(const char *devdir)
 			printf("syndrome %u %" PRIu64 " %s: %s (%s)\n", b,
 			       ds->syndromes[b], r->layer, r->what, r->impact);
 	}
+	fatal_codes(ds);
 	munmap(ds, sizeof(*ds));
 }
 

@@ -187,6 +187,22 @@ static void fatal_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
 }
 
+/* One incoming packet error status entry into the state file: counted
+ * by Table 2-4 code, kept among the last ones for ernicctl stats. */
+static void fatal_count(struct ernic_ds *ds, uint64_t ent, uint32_t code)
+{
+	uint64_t n;
+
+	if (!ds)
+		return;
+	n = __atomic_fetch_add(&ds->ipkterrq_entries, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&ds->fatal_last[n % ERNIC_DS_FATAL_LAST], ent,
+			 __ATOMIC_RELAXED);
+	if (code < ERNIC_FATAL_CODES)
+		__atomic_fetch_add(&ds->fatal_codes[code], 1,
+				   __ATOMIC_RELAXED);
+}
+
 /* INTSTS[7]: walk the incoming packet error status queue (Figure 2-3)
  * from where we stopped to the IP's write pointer. */
 static void fatal_scan(struct ernic_dev *dev)
@@ -210,7 +226,7 @@ static void fatal_scan(struct ernic_dev *dev)
 		ent = le64toh(q[dev->ipkterrq_rp]);
 		code = ERNIC_FIELD_GET(ERNIC_ERRSTS_FATAL_CODE, ent);
 		i = ERNIC_FIELD_GET(ERNIC_ERRSTS_QPID, ent);
-
+		fatal_count(dev->ds.ds, ent, code);
 		if (i < ERNIC_FIRST_RC_QP || i > dev->conf.c_num_qp)
 			continue;
 		if (dev->ev_qp[i])
