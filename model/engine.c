@@ -243,7 +243,7 @@ void eng_cqe_write(struct eng *e, uint32_t i, const struct eng_wqe *w,
 			      &cqe, sizeof(cqe));
 	q->cq_pi = (q->cq_pi + 1) % depth;
 	eng_set(e, ERNIC_QP(i, ERNIC_CQHEAD), q->cq_pi);
-	if (db)
+	if (!eng_hndshk_cq_db(e, i, q->cq_pi) && db)
 		eng_dma_store32(e, db, q->cq_pi);
 	if (qpconf & ERNIC_QPCONF_CQ_INT_EN) {
 		eng_raise(e, ERNIC_CQINTSTS(ERNIC_QPINT_WORD(i)),
@@ -355,6 +355,7 @@ bool eng_qp_sync(struct eng *e, uint32_t i)
 	}
 	if (rec && !q->recover)
 		eng_recover_start(e, i);
+	eng_hndshk_sync(e, i, qpconf);
 	return en && !q->fatal && !q->recover;
 }
 

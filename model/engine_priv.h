@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine_hndshk.h"
 #include "ernic_conf.h"
 #include "model_priv.h"
 #include "model_wire.h"
@@ -269,6 +270,7 @@ struct eng {
 	uint32_t owed[ENG_OWED_MAX];	/* QPs with ack_owed, in order */
 	uint32_t owed_n;
 	struct eng_hold hold[ENG_HOLD_MAX];
+	struct eng_hndshk hs;		/* HW handshake ports */
 	/* the payload eng_tx_payload left in place for the next packet */
 	const uint8_t *tx_pay;
 	uint8_t pkt[ROCE_MAX_TRANSPORT];	/* TX scratch */

@@ -224,7 +224,8 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_rq_view(e, i, &v);
 	if (!v.depth || v.wp >= v.depth || v.ci >= v.depth)
 		return EIO;
-	if ((flags & ROCE_POS_FIRST) && !credit_ok(e, i, &v))
+	if ((flags & ROCE_POS_FIRST) && eng_hndshk_credits(e, i) &&
+	    !credit_ok(e, i, &v))
 		return ENOENT;
 	if (eng_ring_full(v.wp, v.ci, v.depth) || (side && !immq_room(e, &v, &iwp)))
 		return EAGAIN;
@@ -252,7 +253,8 @@ static int rx_send(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCA),
 		(uint32_t)(el & ERNIC_STATRQBUFCA_ADDR));
 	eng_set(e, ERNIC_QP(i, ERNIC_STATRQBUFCAMSB), (uint32_t)(el >> 32));
-	eng_dma_store32(e, v.db + ERNIC_RQDB_WPTR, v.wp);
+	if (!eng_hndshk_rq_db(e, i, v.wp))
+		eng_dma_store32(e, v.db + ERNIC_RQDB_WPTR, v.wp);
 	eng_count(e, ERNIC_INSRRPKTCNT, 0);
 	rq_irq(e, i);
 	return 0;

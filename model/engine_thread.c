@@ -167,6 +167,8 @@ bool eng_progress(struct eng *e)
 
 void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 {
+	if (off == ERNIC_XRNICADCONF || off == ERNIC_CON_IO_CONF)
+		eng_hndshk_global(e, off);
 	if (off < ERNIC_QP_BASE || !qp || qp > ERNIC_C_NUM_QP_MAX)
 		return;
 	switch ((off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE) {

@@ -285,7 +285,7 @@ bool eng_tx_pump(struct eng *e, uint32_t i)
 	uint32_t pmtu = eng_pmtu(e->m, i), budget = ENG_TX_BUDGET;
 	bool sent = false;
 
-	if (q->rnr_at || q->fatal || q->recover)
+	if (q->rnr_at || q->fatal || q->recover || eng_hndshk_frozen(e, i))
 		return false;
 	while (budget) {
 		struct eng_wqe *w;

@@ -64,3 +64,17 @@ foreach(_on "uio;ernicu0 127.0.0.52;ernicu1 127.0.0.53;DP_VFPGA=1"
   set_property(TEST datapath_sge_${_sfx} APPEND PROPERTY ENVIRONMENT
     "VERBS_LOG_LEVEL=4")
 endforeach()
+
+# ernicdv_qp_hw_offload: a QP handed to user logic, which the test plays
+# on the model's HW handshake ports (model/ernic_hndshk.h).
+add_executable(test_hw_offload ${CMAKE_CURRENT_LIST_DIR}/test_hw_offload.c
+  ${CMAKE_CURRENT_LIST_DIR}/datapath_util.c
+  ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
+target_include_directories(test_hw_offload PRIVATE ${CMAKE_SOURCE_DIR}/access
+  ${CMAKE_SOURCE_DIR}/model)
+target_link_libraries(test_hw_offload PRIVATE PkgConfig::CMOCKA
+  PkgConfig::IBVERBS ernic Threads::Threads ${CMAKE_DL_LIBS})
+add_test(NAME hw_offload COMMAND test_hw_offload)
+set_tests_properties(hw_offload PROPERTIES
+  FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 300)

@@ -252,6 +252,7 @@ struct ernic_qp {
 	/* Data path state visible without dev->lock. */
 	_Atomic int dp_state;		/* enum ibv_qp_state */
 	atomic_bool err;		/* QP in error: flush everything */
+	atomic_bool hw_offload;		/* user logic's (ernic_offload.c) */
 	_Atomic uint64_t fatal_ns;	/* when STATQPi.FATAL was seen, or 0 */
 	_Atomic uint32_t dest_qpn;
 	/* The active word and bit of this QP in the CQ of each role
@@ -642,6 +643,15 @@ void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A verb refuses its input: log why (debug level), return err. */
 int ernic_refuse(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* EPERM for a post on a QP handed to user logic (ernic_offload.c). */
+static inline int ernic_offload_refuse(const struct ernic_qp *qp,
+				       const char *verb)
+{
+	return ernic_refuse(EPERM, "%s: QP %u: its doorbells belong to user "
+			    "logic (ernicdv_qp_hw_offload): refused", verb,
+			    qp->idx);
+}
 
 /* ernic_sge.c: staging for gathered and scattered SGEs. */
 /* The ring slot after i, without a division. */

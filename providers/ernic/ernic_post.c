@@ -739,6 +739,10 @@ int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct ernic_qp *qp = to_eqp(ibqp);
 	struct ernic_dev *dev = ctx_dev(ibqp->context);
 
+	if (atomic_load_explicit(&qp->hw_offload, memory_order_relaxed)) {
+		*bad_wr = wr;
+		return ernic_offload_refuse(qp, "post_send");
+	}
 	if (wr && !wr->next && ernic_spin_trylock(&qp->sq_lock)) {
 		if (atomic_load(&qp->dp_state) == IBV_QPS_RTS &&
 		    !atomic_load(&qp->err) && !post_fast(dev, qp, wr)) {

@@ -162,6 +162,8 @@ static void qx_start(struct ibv_qp_ex *qx)
 	qp->qx_start = qp->sq_pi;
 	qp->qx.pending = false;
 	qp->qx_err = ernic_sq_state(qp, &qp->qx_flush);
+	if (atomic_load_explicit(&qp->hw_offload, memory_order_relaxed))
+		qp->qx_err = ernic_offload_refuse(qp, "wr_start");
 }
 
 static int qx_complete(struct ibv_qp_ex *qx)

@@ -228,6 +228,10 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct ernic_qp *qp = to_eqp(ibqp);
 	struct ernic_dev *dev = ctx_dev(ibqp->context);
 
+	if (atomic_load_explicit(&qp->hw_offload, memory_order_relaxed)) {
+		*bad_wr = wr;
+		return ernic_offload_refuse(qp, "post_recv");
+	}
 	if (wr && !wr->next && ernic_spin_trylock(&qp->rq_lock)) {
 		if (atomic_load(&qp->dp_state) != IBV_QPS_RESET &&
 		    !post_fast(dev, qp, wr)) {

@@ -145,6 +145,45 @@ int ernicdv_mad_claim_service(struct ernicdv_mad_agent *agent,
 int ernicdv_mad_release_service(struct ernicdv_mad_agent *agent,
 				uint64_t service_id);
 
+/*
+ * Hand QP's doorbells to user logic on the IP's HW handshake ports
+ * (PG332 ch.6 "Enabling QP HW Offload", QPCONFi[4] reset): the user
+ * logic writes WQEs into the SQ ring itself and rings SQ PI on
+ * i_qp_sq_pidb_*, sees completions as resp_hndler_o_send_cq_db_cnt and
+ * incoming SEND packets as rx_pkt_hndler_o_rq_db_data, and returns RQ
+ * elements on i_qp_rq_cldb_*. The rings start at slot 0. One way: the
+ * QP stays the user logic's until destroyed. ibv_post_send(),
+ * ibv_post_recv() and wr_start refuse it (EPERM) and ibv_poll_cq()
+ * reports none of its completions. inlen: sizeof the caller's struct;
+ * bytes past what this library knows must be 0. man ernicdv(3).
+ */
+enum ernicdv_qp_hw_offload_flags {
+	/* Do not ring the QP's doorbells through CON_IO_CONF afterwards */
+	ERNICDV_QP_HW_OFFLOAD_NO_CON_IO = 1 << 0,
+};
+
+struct ernicdv_qp_hw_offload_attr {
+	uint64_t comp_mask;	/* in: 0 */
+	uint32_t flags;		/* in: enum ernicdv_qp_hw_offload_flags */
+	uint32_t qp_num;	/* out: the QP's ports address it as * 4 */
+	uint32_t sq_depth;	/* out: ring slots (a ring holds depth - 1) */
+	uint32_t rq_depth;	/* out: RQ elements */
+	uint32_t rq_buf_size;	/* out: bytes per RQ element */
+	uint32_t reserved;
+	uint64_t sq_bus;	/* out: SQBAi, CQBAi, RQBAi as the IP sees */
+	uint64_t cq_bus;
+	uint64_t rq_bus;
+};
+
+/* 0; EINVAL (not an ERNIC RC QP, bad attr, not RTR or RTS, in error);
+ * EBUSY (traffic outstanding: posted and unpolled sends or receives,
+ * received data unread; or CON_IO_CONF not ready); EALREADY;
+ * EOPNOTSUPP (a software device, unless ERNIC_MODEL_HNDSHK=1: a test
+ * plays the user logic on the model's ports); EIO. */
+int ernicdv_qp_hw_offload(struct ibv_qp *qp,
+			  struct ernicdv_qp_hw_offload_attr *attr,
+			  size_t inlen);
+
 #ifdef __cplusplus
 }
 #endif
