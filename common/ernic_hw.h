@@ -121,6 +121,11 @@ enum ernic_access_type {
 	 ((off) >= ERNIC_RQINTSTS(1) && (off) <= ERNIC_CQINTSTS(8) &&         \
 	  (off) % 4 == 0))
 #define ERNIC_CNPSCHDSTSREG(n) (0x201D0u + ((uint32_t)(n) - 1) * 4)
+/* CNPSCHDSTSnREG: "QPs 0 to 31" in word 1, so QP i is bit i % 32 of
+ * word i / 32 + 1 (unlike RQINTSTSn / CQINTSTSn). */
+#define ERNIC_CNPSCHD_WORD(i) ((uint32_t)(i) / 32 + 1)
+#define ERNIC_CNPSCHD_BIT(i) ERNIC_BIT((uint32_t)(i) % 32)
+#define ERNIC_CNPSCHD_WORDS 8u
 
 /* XRNICCONF fields */
 #define ERNIC_XRNICCONF_EN ERNIC_BIT(0)
@@ -395,6 +400,25 @@ static inline void ernic_ip_to_regs(int is_ipv6, const uint8_t addr[16],
 				   (uint32_t)b[2] << 8 | b[3]) :
 				  0;
 	}
+}
+
+/* The reverse of the two above: what a QP's registers say. */
+static inline void ernic_mac_from_regs(uint32_t lsb, uint32_t msb,
+				       uint8_t mac[6])
+{
+	mac[0] = (uint8_t)(msb >> 8);
+	mac[1] = (uint8_t)msb;
+	for (int b = 0; b < 4; b++)
+		mac[2 + b] = (uint8_t)(lsb >> (24 - 8 * b));
+}
+
+static inline void ernic_ip_from_regs(int is_ipv6, const uint32_t word[4],
+				      uint8_t addr[16])
+{
+	for (int w = 0; w < (is_ipv6 ? 4 : 1); w++)
+		for (int b = 0; b < 4; b++)
+			addr[(is_ipv6 ? 12 - 4 * w : 0) + b] =
+				(uint8_t)(word[w] >> (24 - 8 * b));
 }
 
 /*

@@ -23,24 +23,25 @@ static uint32_t l3_len(int family)
 	return family == AF_INET ? IPV4_LEN : family == AF_INET6 ? IPV6_LEN : 0;
 }
 
-uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
-			       const struct ernic_mad_frame_src *src,
-			       const struct ernic_mad_peer *peer, uint32_t psn,
-			       const uint8_t *mad)
+/* Ethernet, IP and UDP headers from src to peer for tlen transport
+ * bytes (and the ICRC) into buf, zeroed up to the frame's end; the BTH's
+ * place, or NULL when it does not fit or peer is of another family. */
+static uint8_t *headers(uint8_t *buf, size_t cap,
+			const struct ernic_mad_frame_src *src,
+			const struct ernic_mad_peer *peer, uint32_t tlen)
 {
 	const uint32_t ll = l3_len(src ? src->family : 0);
-	const uint32_t tlen = ROCE_BTH_LEN + ROCE_DETH_LEN + IB_MAD_SIZE;
 	const uint32_t flen = ETH_LEN + ll + UDP_LEN + tlen;
 	const uint8_t hops = peer && peer->hop_limit ? peer->hop_limit :
 						      DEFAULT_HOPS;
 	struct ernic_ip dst;
-	uint8_t *ip, *udp, *bth;
+	uint8_t *ip, *udp;
 
-	if (!ll || !buf || !peer || !mad || cap < flen)
-		return 0;
+	if (!ll || !buf || !peer || cap < flen)
+		return NULL;
 	ernic_gid_to_ip(peer->gid, &dst);
 	if (dst.family != src->family)
-		return 0;
+		return NULL;
 	memset(buf, 0, flen);
 	memcpy(buf, peer->mac, 6);
 	memcpy(buf + 6, src->mac, 6);
@@ -70,7 +71,19 @@ uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
 	ernic_put16(udp, src->udp_sport);
 	ernic_put16(udp + 2, ROCE_UDP_PORT);
 	ernic_put16(udp + 4, UDP_LEN + tlen + ROCE_ICRC_LEN);
-	bth = udp + UDP_LEN;
+	return udp + UDP_LEN;
+}
+
+uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
+			       const struct ernic_mad_frame_src *src,
+			       const struct ernic_mad_peer *peer, uint32_t psn,
+			       const uint8_t *mad)
+{
+	const uint32_t tlen = ROCE_BTH_LEN + ROCE_DETH_LEN + IB_MAD_SIZE;
+	uint8_t *bth = mad ? headers(buf, cap, src, peer, tlen) : NULL;
+
+	if (!bth)
+		return 0;
 	bth[0] = ROCE_UD_SEND_ONLY;
 	bth[1] = 0;			/* SE 0, M 0, pad 0 (256 B), TVer 0 */
 	ernic_put16(bth + 2, peer->pkey ? peer->pkey : ROCE_DEFAULT_PKEY);
@@ -79,7 +92,23 @@ uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
 	ernic_put32(bth + 12, IB_QP1_QKEY);	/* DETH */
 	ernic_put32(bth + 16, IB_QP1);
 	memcpy(bth + ROCE_BTH_LEN + ROCE_DETH_LEN, mad, IB_MAD_SIZE);
-	return flen;
+	return (uint32_t)(bth - buf) + tlen;
+}
+
+uint32_t ernic_cnp_frame_build(uint8_t *buf, size_t cap,
+			       const struct ernic_mad_frame_src *src,
+			       const struct ernic_mad_peer *peer)
+{
+	const uint32_t tlen = ROCE_BTH_LEN + ROCE_CNP_RSVD_LEN;
+	uint8_t *bth = headers(buf, cap, src, peer, tlen);
+
+	if (!bth)
+		return 0;
+	bth[0] = ROCE_CNP;
+	ernic_put16(bth + 2, peer->pkey ? peer->pkey : ROCE_DEFAULT_PKEY);
+	ernic_put32(bth + 4, peer->qpn & 0xFFFFFF);
+	bth[4] = ROCE_BTH_BECN;		/* PSN 0, reserved bytes 0 */
+	return (uint32_t)(bth - buf) + tlen;
 }
 
 int ernic_mad_frame_parse(const uint8_t *frame, size_t len, int family,

@@ -2,7 +2,7 @@
 /*
  * QP1 frames as software builds and reads them on an ERNIC (ernic_hw.h,
  * "QP1 carries MADs"): Ethernet, IPv4 or IPv6, UDP, BTH (UD SEND_ONLY),
- * DETH and one 256-byte MAD; the IP adds the ICRC. Pure functions over
+ * DETH and one 256-byte MAD, or a CNP; the IP adds the ICRC. Pure functions over
  * byte buffers; a received frame is hostile and every field is checked.
  */
 #ifndef ERNIC_MAD_FRAME_H
@@ -44,6 +44,15 @@ uint32_t ernic_mad_frame_build(uint8_t *buf, size_t cap,
 			       const struct ernic_mad_frame_src *src,
 			       const struct ernic_mad_peer *peer, uint32_t psn,
 			       const uint8_t *mad);
+
+/*
+ * A RoCEv2 CNP (A17.9) from src to peer->qpn, for QP1 to send: the same
+ * headers, a BTH with BECN set and PSN 0, 16 reserved bytes. Returns its
+ * length, or 0 as ernic_mad_frame_build.
+ */
+uint32_t ernic_cnp_frame_build(uint8_t *buf, size_t cap,
+			       const struct ernic_mad_frame_src *src,
+			       const struct ernic_mad_peer *peer);
 
 /*
  * Read a frame stored by QP1 (len bytes, no ICRC): its sender into

@@ -38,7 +38,19 @@ enum roce_opcode {
 	ROCE_RC_SEND_ONLY_INV = 0x17,
 	ROCE_UD_SEND_ONLY = 0x64,
 	ROCE_UD_SEND_ONLY_IMM = 0x65,
+	/* A17.9: the RoCEv2 congestion notification packet (CNP class). */
+	ROCE_CNP = 0x81,
 };
+
+/* A17.9: a CNP is a BTH (BECN set, PSN 0, to the QP whose packets were
+ * marked) and 16 reserved bytes. */
+#define ROCE_CNP_RSVD_LEN 16u
+#define ROCE_BTH_BECN 0x40u		/* in BTH byte 4 */
+/* RFC 3168: the ECN field, the low 2 bits of the IPv4 TOS / IPv6 traffic
+ * class. RoCEv2 senders mark ECT(0); a congested switch marks CE. */
+#define ROCE_ECN_MASK 0x03u
+#define ROCE_ECN_ECT0 0x02u
+#define ROCE_ECN_CE 0x03u
 
 /* A17.2: the RoCEv2 UDP destination port; 9.2: BTH fields. */
 #define ROCE_UDP_PORT 4791u

@@ -132,8 +132,10 @@ static void peer_l3(struct eng *e, uint32_t i, struct roce_l3 *l3)
 					      eng_reg(m, ERNIC_XRNICCONF));
 	l3->dport = ROCE_UDP_PORT;
 	l3->ip_id = 0;
+	/* ECN-capable (ECT(0)), as RoCEv2 senders are: a congested
+	 * switch may mark it CE instead of dropping it. */
 	l3->tos = (uint8_t)(ERNIC_FIELD_GET(ERNIC_QPADVCONF_TRAFFIC_CLASS,
-					    adv) << 2);
+					    adv) << 2 | ROCE_ECN_ECT0);
 	l3->ttl = (uint8_t)ERNIC_FIELD_GET(ERNIC_QPADVCONF_TTL, adv);
 	if (!l3->ttl)
 		l3->ttl = 64;

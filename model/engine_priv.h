@@ -33,6 +33,8 @@
 
 /* PG332: up to 16 outstanding transactions (WQEs) per QP. */
 #define ENG_OSQ_MAX 16u
+/* Outstanding WQEs of a QP once a CNP came (PG332 RX path). */
+#define ENG_OSQ_CNP 8u
 /* Outstanding read requests a responder serves per QP (ch.2). */
 #define ENG_RDQ_MAX 16u
 /* Queued READ answers: up to ENG_RDQ_MAX new requests and as many
@@ -112,6 +114,7 @@ struct eng_qp {
 	bool en;		/* QPCONF.QP_EN as the engine last saw it */
 	bool fatal;
 	uint8_t recover;	/* under recovery: ENG_RECOVER_* */
+	bool cnp_cut;		/* a CNP came: ENG_OSQ_CNP outstanding */
 
 	/* requester (QP manager, WQE processor, response handler) */
 	bool psn_loaded;	/* SQPSN read since enable */
@@ -389,6 +392,14 @@ static inline int32_t psn_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)((a - b) << 8) >> 8;
 }
+
+/* ---- engine_cnp.c: ECN and CNPs ---- */
+/* A packet for enabled RC QP i came ECN CE: CNPSCHDSTS and INTSTS[8]. */
+void eng_ecn_seen(struct eng *e, uint32_t i);
+/* A CNP for QP i: counted, and its outstanding WQEs cut to 8. */
+void eng_rx_cnp(struct eng *e, uint32_t i);
+/* A whole 32-bit counter register plus one. */
+void eng_count32(struct eng *e, uint32_t off);
 
 /* ---- engine_recover.c: QP under recovery (QPCONFi[6]) ---- */
 enum { ENG_RECOVER_NONE, ENG_RECOVER_RETIRING, ENG_RECOVER_RETIRED };

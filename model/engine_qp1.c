@@ -90,7 +90,7 @@ void eng_qp1_rx(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
  * Is buf[0, len) a frame QP1 may send: Ethernet, IP and UDP headers that
  * pass every Table 2-3 check a receiver makes, from the device's own
  * address (and MAC on the frame wire), to UDP 4791, carrying a UD
- * SEND_ONLY with a DETH? buf has room for the ICRC behind len. On
+ * SEND_ONLY with a DETH, or a CNP (engine_cnp.c)? buf has room for the ICRC behind len. On
  * success *l3 describes the headers and *tlen the transport bytes
  * without the ICRC.
  */
@@ -118,7 +118,7 @@ static bool frame_ok(struct eng *e, uint8_t *buf, uint32_t len,
 	    (e->frame && memcmp(l3->src_mac, e->local.dst_mac, 6)))
 		return false;
 	if (roce_parse(tp, n, l3, false, &p) ||
-	    !(roce_opcode_flags(p.opcode) & ROCE_TRANSPORT_UD))
+	    !(roce_opcode_flags(p.opcode) & (ROCE_TRANSPORT_UD | ROCE_HDR_CNP)))
 		return false;
 	*tlen = n - ROCE_ICRC_LEN;
 	return true;
@@ -150,7 +150,10 @@ static bool send_frame(struct eng *e, const struct ernic_wqe *w)
 	eng_set(e, ERNIC_LSTOUTPKT, e->pkt[0] | IB_QP1 << 8);
 	/* A send error is a loss on the wire: the CM retransmits. */
 	model_wire_queue(e->wire, &l3, e->pkt, tlen + ROCE_ICRC_LEN);
-	eng_count(e, ERNIC_OUTAMPKTCNT, 16);
+	if (e->pkt[0] == ROCE_CNP)
+		eng_count32(e, ERNIC_OUTCNPPKTCNT);
+	else
+		eng_count(e, ERNIC_OUTAMPKTCNT, 16);
 	return true;
 }
 

@@ -578,6 +578,12 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 	}
 	eng_set(e, ERNIC_LSTINPKT,
 		p.opcode | (i & 0xFF) << 8 | (p.psn & 0xFFFF) << 16);
+	if (flags & ROCE_HDR_CNP) {
+		eng_rx_cnp(e, i);
+		return;
+	}
+	if ((l3->tos & ROCE_ECN_MASK) == ROCE_ECN_CE)
+		eng_ecn_seen(e, i);
 	if (!flags)
 		rx_unsupported(e, i, &p, tp, tlen);
 	else if (p.opcode >= ROCE_RC_READ_RESP_FIRST && p.opcode <= ROCE_RC_ACK)

@@ -156,7 +156,8 @@ static bool wqe_fetch(struct eng *e, uint32_t i)
 	uint32_t pmtu = eng_pmtu(m, i);
 	struct eng_wqe *w;
 
-	if (q->sq_fetch == pi || q->osq_n == ENG_OSQ_MAX || !depth)
+	if (q->sq_fetch == pi || !depth ||
+	    q->osq_n >= (q->cnp_cut ? ENG_OSQ_CNP : ENG_OSQ_MAX))
 		return false;
 	if (pi >= depth || q->sq_fetch >= depth) {
 		eng_qp_fatal(e, i, ERNIC_FATAL_WQE_PROCESSOR, 0);

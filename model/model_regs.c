@@ -205,6 +205,11 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
 		break;
 	case ERNIC_REG_W1C:
 		reg_set(m, off, cur & ~(val & d->mask));
+		/* Clearing the CNP scheduling interrupt clears the words
+		 * that said which QPs (engine_cnp.c). */
+		if (off == ERNIC_INTSTS && (val & ERNIC_INT_CNP))
+			for (uint32_t n = 1; n <= ERNIC_CNPSCHD_WORDS; n++)
+				reg_set(m, ERNIC_CNPSCHDSTSREG(n), 0);
 		break;
 	case ERNIC_REG_RO_SWOVR:
 		if (ovr || sw_override(m, qp))	/* all are per-QP */
@@ -226,7 +231,8 @@ void model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val,
  * write (the engine, whose passes run one at a time, is its only
  * writer), or a whole overwrite of a word software also writes whole
  * (either write then comes wholly before the other). Never an interrupt
- * register (irq_update) nor a W1C word.
+ * register (irq_update), a W1C word, nor a CNPSCHDSTSn word (cleared by
+ * software's INTSTS write).
  */
 static bool hw_lockless(struct ernic_model *m, const struct ernic_reg_desc *d,
 			uint32_t off, uint32_t keep)
@@ -234,7 +240,8 @@ static bool hw_lockless(struct ernic_model *m, const struct ernic_reg_desc *d,
 	if (__atomic_load_n(&m->hw_hook, __ATOMIC_ACQUIRE))
 		return false;
 	if (d->access == ERNIC_REG_RO)
-		return true;
+		return off < ERNIC_CNPSCHDSTSREG(1) ||
+		       off > ERNIC_CNPSCHDSTSREG(ERNIC_CNPSCHD_WORDS);
 	return !keep && d->access != ERNIC_REG_W1C && off != ERNIC_INTEN &&
 	       sw_write_mask(d) == d->mask;
 }

@@ -68,6 +68,7 @@ static const struct {
 				    PL | ROCE_HDR_IETH | ROCE_POS_ONLY },
 	[ROCE_UD_SEND_ONLY] = { "UD_SEND_ONLY", PL | ROCE_HDR_DETH |
 				ROCE_POS_ONLY | ROCE_TRANSPORT_UD },
+	[ROCE_CNP] = { "CNP", ROCE_HDR_CNP },
 };
 #undef PL
 
@@ -90,7 +91,8 @@ static size_t hdrs_len(uint32_t f)
 	       (f & ROCE_HDR_RETH ? ROCE_RETH_LEN : 0) +
 	       (f & ROCE_HDR_AETH ? ROCE_AETH_LEN : 0) +
 	       (f & ROCE_HDR_IMM ? ROCE_IMM_LEN : 0) +
-	       (f & ROCE_HDR_IETH ? ROCE_IETH_LEN : 0);
+	       (f & ROCE_HDR_IETH ? ROCE_IETH_LEN : 0) +
+	       (f & ROCE_HDR_CNP ? ROCE_CNP_RSVD_LEN : 0);
 }
 
 /* FIRST and MIDDLE packets carry a whole PMTU: no pad (IBTA 9.2.4). */
@@ -387,6 +389,8 @@ static void put_hdrs(uint8_t *buf, const struct roce_pkt *p, uint32_t f)
 	}
 	if (f & ROCE_HDR_IETH)
 		ernic_put32(q, p->ieth_rkey);
+	if (f & ROCE_HDR_CNP)
+		memset(q, 0, ROCE_CNP_RSVD_LEN);
 }
 
 size_t roce_build(uint8_t *buf, size_t cap, struct roce_pkt *p,

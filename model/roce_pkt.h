@@ -31,6 +31,7 @@ enum {
 	ROCE_POS_ONLY = ROCE_POS_FIRST | ROCE_POS_LAST,
 	ROCE_HDR_DETH = 1u << 8,
 	ROCE_TRANSPORT_UD = 1u << 9,	/* QP1's MADs; never an RC QP's */
+	ROCE_HDR_CNP = 1u << 10,	/* a CNP: 16 reserved bytes, no more */
 };
 
 /* Table-driven: flags of an opcode ERNIC handles (RC, and UD SEND_ONLY

@@ -52,8 +52,10 @@ foreach(_t pingpong perftest loss uio noncoherent channels rdmacm devshare
 endforeach()
 add_test(NAME app_capture
   COMMAND bash ${_apps}/capture.sh $<TARGET_FILE:icrc_check>)
+# ECN: nftables marks packets CE, the receiver's CNPs go out through QP1.
+add_test(NAME app_ecn COMMAND bash ${_apps}/ecn.sh $<TARGET_FILE:icrc_check>)
 set_tests_properties(app_pingpong app_perftest app_loss app_uio
-  app_noncoherent app_channels app_rdmacm app_capture app_devshare
+  app_noncoherent app_channels app_rdmacm app_capture app_ecn app_devshare
   app_latency_path PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
 

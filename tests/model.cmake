@@ -61,3 +61,9 @@ target_include_directories(test_model_recover PRIVATE
 target_link_libraries(test_model_recover PRIVATE model_harness
   PkgConfig::CMOCKA)
 add_test(NAME model_recover COMMAND test_model_recover)
+
+# ECN and CNPs: marks, the CNP scheduling interrupt, QP1's CNPs and the
+# cut of outstanding requests.
+add_executable(test_model_cnp ${CMAKE_CURRENT_LIST_DIR}/test_model_cnp.c)
+target_link_libraries(test_model_cnp PRIVATE model_harness PkgConfig::CMOCKA)
+add_test(NAME model_cnp COMMAND test_model_cnp)

@@ -577,6 +577,15 @@ void ernic_mad_deliver(struct ernic_dev *dev,
 struct ernic_mad_peer;
 int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
 		 const void *mad);
+/* Send one CNP from this process's QP1 (ernic_cnp.c). */
+int ernic_cnp_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst);
+/* ernic_cnp.c: the CNP scheduling interrupt (INTSTS[8]). Read, before
+ * INTSTS[8] is cleared (which clears them), the QPs that saw ECN-marked
+ * packets; then send each a CNP through QP1. */
+void ernic_cnp_pending(struct ernic_dev *dev,
+		       uint32_t words[ERNIC_CNPSCHD_WORDS]);
+void ernic_cnp_send(struct ernic_dev *dev,
+		    const uint32_t words[ERNIC_CNPSCHD_WORDS]);
 
 /* ernic_event.c: interrupts, CQ and async events, completion channels */
 int ernic_events_start(struct ernic_dev *dev, char *err, size_t errlen);

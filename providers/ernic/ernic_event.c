@@ -11,6 +11,8 @@
  * - A CQ event goes to an armed CQ's completion channel as the kernel
  *   would send it (struct ib_uverbs_comp_event_desc), so libibverbs'
  *   ibv_get_cq_event() / ibv_ack_cq_events() work unchanged.
+ * - ECN-marked packets (INTSTS[8]) make CNPs, sent through QP1
+ *   (ernic_cnp.c).
  * - A fatal QP (INTSTS[7]) is named, with its Table 2-4 code, by the
  *   incoming packet error status queue (PG332 "QP Fatal Recovery" step
  *   1): it becomes IBV_EVENT_QP_FATAL on the owning context's async_fd,
@@ -288,12 +290,15 @@ void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
  * cause raised meanwhile interrupts again), then the QPs. */
 static void ev_service(struct ernic_dev *dev)
 {
-	uint32_t sts;
+	uint32_t sts, cnp[ERNIC_CNPSCHD_WORDS];
 
 	sts = ernic_rd(dev->acc, ERNIC_INTSTS) & ERNIC_INT_ALL;
 
 	if (!sts)
 		return;
+	/* Clearing INTSTS[8] clears these: read them first. */
+	if (sts & ERNIC_INT_CNP)
+		ernic_cnp_pending(dev, cnp);
 	ernic_wr(dev->acc, ERNIC_INTSTS, sts);
 	ev_flush(dev);
 	pthread_mutex_lock(&dev->ev_lock);
@@ -308,6 +313,8 @@ static void ev_service(struct ernic_dev *dev)
 	pthread_mutex_unlock(&dev->ev_lock);
 	if (sts & ERNIC_INT_MAD_RX)
 		ernic_mad_service(dev);
+	if (sts & ERNIC_INT_CNP)
+		ernic_cnp_send(dev, cnp);
 	/* The causes just cleared may be a client's QPs': tell them. */
 	if (dev->broker &&
 	    (sts & (ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX)))

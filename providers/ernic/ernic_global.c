@@ -142,7 +142,8 @@ static int global_config(struct ernic_dev *dev, char *err, size_t errlen)
 	ernic_wr(acc, ERNIC_INTEN,
 		 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX |
 			 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL |
-			 ERNIC_INT_MAD_RX | ERNIC_INT_PKT_VALID_ERR);
+			 ERNIC_INT_MAD_RX | ERNIC_INT_PKT_VALID_ERR |
+			 ERNIC_INT_CNP);
 
 	/* Doorbell pool the IP writes CQ heads and RQ write pointers into. */
 	ret = dma_get(dev, &dev->dbpool, (size_t)c->c_num_qp * ERNIC_DB_STRIDE,

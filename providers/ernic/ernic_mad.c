@@ -270,8 +270,9 @@ int ernicdv_mad_send(struct ernicdv_mad_agent *a,
 	return ernic_mad_tx(dev, &dst, mad_buf);
 }
 
-int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
-		 const void *mad_buf)
+/* Post one QP1 frame to dst: the MAD mad_buf, or with none a CNP. */
+static int qp1_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
+		  const void *mad_buf)
 {
 	struct ernic_mad *mad = dev->mad;
 	struct ernic_mad_frame_src src;
@@ -294,13 +295,16 @@ int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
 	}
 	slot = mad->sq_pi;
 	frame = (uint8_t *)mad->tx.va + (size_t)slot * ERNIC_QP1_BUF_SIZE;
-	flen = ernic_mad_frame_build(frame, ERNIC_QP1_BUF_SIZE, &src, dst,
-				     mad->psn, mad_buf);
+	flen = mad_buf ? ernic_mad_frame_build(frame, ERNIC_QP1_BUF_SIZE,
+					       &src, dst, mad->psn, mad_buf) :
+			 ernic_cnp_frame_build(frame, ERNIC_QP1_BUF_SIZE, &src,
+					       dst);
 	if (!flen) {
 		pthread_mutex_unlock(&mad->lock);
 		return EINVAL;	/* a family other than the device's */
 	}
-	mad->psn = (mad->psn + 1) & ERNIC_PSN_MASK;
+	if (mad_buf)
+		mad->psn = (mad->psn + 1) & ERNIC_PSN_MASK;
 	ernic_dma_sync(dev->acc, frame, flen, ERNIC_DMA_TO_DEVICE);
 	wqe = (struct ernic_wqe *)dev->qp1_sq.va + slot;
 	memset(wqe, 0, sizeof(*wqe));
@@ -314,6 +318,17 @@ int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
 	ernic_wr(dev->acc, ERNIC_QP(ERNIC_QP1, ERNIC_SQPI), mad->sq_pi);
 	pthread_mutex_unlock(&mad->lock);
 	return 0;
+}
+
+int ernic_mad_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst,
+		 const void *mad_buf)
+{
+	return mad_buf ? qp1_tx(dev, dst, mad_buf) : EINVAL;
+}
+
+int ernic_cnp_tx(struct ernic_dev *dev, const struct ernic_mad_peer *dst)
+{
+	return qp1_tx(dev, dst, NULL);
 }
 
 /* ---- agents ---- */
