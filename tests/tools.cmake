@@ -74,3 +74,15 @@ set_property(TEST tools_regs APPEND PROPERTY ENVIRONMENT
 ernic_verbs_test(syn_rows test_syn_rows.c verbs_util.c)
 target_link_libraries(syn_rows PRIVATE ernic_model ernic_common)
 set_tests_properties(syn_rows PROPERTIES TIMEOUT 120)
+
+# The MAC/IPv4/UDP rows of Table 2-3 end to end, on the frame wire: a
+# frame-wire device in a namespace, hand-made frames from the other end
+# of a veth pair (tests/syn_frame.sh, tests/test_syn_frame.c).
+add_executable(test_syn_frame ${CMAKE_CURRENT_LIST_DIR}/test_syn_frame.c
+  ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
+target_link_libraries(test_syn_frame PRIVATE PkgConfig::CMOCKA
+  PkgConfig::IBVERBS PkgConfig::ZLIB ernic ernic_model ernic_common)
+add_test(NAME syn_frame COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/syn_frame.sh
+  $<TARGET_FILE:test_syn_frame>)
+set_tests_properties(syn_frame PROPERTIES ENVIRONMENT "${ERNIC_TEST_ENV}"
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 120)
