@@ -68,7 +68,8 @@ static const struct {
 				    PL | ROCE_HDR_IETH | ROCE_POS_ONLY },
 	[ROCE_UD_SEND_ONLY] = { "UD_SEND_ONLY", PL | ROCE_HDR_DETH |
 				ROCE_POS_ONLY | ROCE_TRANSPORT_UD },
-	[ROCE_CNP] = { "CNP", ROCE_HDR_CNP },
+	/* A whole message in one packet, without payload. */
+	[ROCE_CNP] = { "CNP", ROCE_HDR_CNP | ROCE_POS_ONLY },
 };
 #undef PL
 

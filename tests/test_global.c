@@ -41,7 +41,8 @@ static void test_global_config_ipv4(void **state)
 	assert_int_equal(tu_rd(ctx, ERNIC_INTEN),
 			 ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX |
 				 ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_FATAL |
-				 ERNIC_INT_MAD_RX | ERNIC_INT_PKT_VALID_ERR);
+				 ERNIC_INT_MAD_RX | ERNIC_INT_PKT_VALID_ERR |
+				 ERNIC_INT_CNP);
 	/* lo has the all-zero MAC. */
 	assert_int_equal(tu_rd(ctx, ERNIC_MACXADDLSB), 0);
 	assert_int_equal(tu_rd(ctx, ERNIC_MACXADDMSB), 0);

@@ -26,6 +26,7 @@ static const uint8_t supported[] = {
 	0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
 	0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x16, 0x17,
 	0x64,	/* UD SEND_ONLY: QP1's MADs */
+	0x81,	/* CNP (ECN, engine_cnp.c) */
 };
 #define NSUP (sizeof(supported) / sizeof(supported[0]))
 
@@ -55,7 +56,7 @@ static void test_opcode_table(void **state)
 		assert_false((f & ROCE_POS_MIDDLE) &&
 			     (f & (ROCE_POS_FIRST | ROCE_POS_LAST)));
 	}
-	assert_int_equal(n, 21);
+	assert_int_equal(n, 22);
 	assert_int_equal(roce_opcode_flags(ROCE_UD_SEND_ONLY),
 			 ROCE_HDR_DETH | ROCE_HDR_PAYLOAD | ROCE_POS_ONLY |
 			 ROCE_TRANSPORT_UD);
@@ -77,7 +78,7 @@ static size_t hdr_len_of(uint32_t f)
 	return ROCE_BTH_LEN + (f & ROCE_HDR_DETH ? 8 : 0) +
 	       (f & ROCE_HDR_RETH ? 16 : 0) +
 	       (f & ROCE_HDR_AETH ? 4 : 0) + (f & ROCE_HDR_IMM ? 4 : 0) +
-	       (f & ROCE_HDR_IETH ? 4 : 0);
+	       (f & ROCE_HDR_IETH ? 4 : 0) + (f & ROCE_HDR_CNP ? 16 : 0);
 }
 
 static bool pad_allowed(uint32_t f)
@@ -375,7 +376,7 @@ static void test_parse_bth_checks(void **state)
 	/* all bits found are returned: version + opcode + ICRC */
 	fill_pkt(&p, ROCE_RC_SEND_ONLY, pl, 8);
 	n = roce_build(buf, sizeof(buf), &p, &l3);
-	buf[0] = 0x81;
+	buf[0] = 0x1F;	/* reserved RC opcode */
 	buf[1] |= 2;
 	assert_int_equal(roce_parse(buf, n, &l3, true, &q),
 			 ROCE_SYN_BTH_VERSION | ROCE_SYN_OPCODE |
@@ -458,8 +459,9 @@ static void test_icrc_connectx4_capture(void **state)
 	assert_int_equal(l3.tos, 0xc2);
 	assert_int_equal(l3.sport, 0);
 	assert_int_equal(roce_icrc(&l3, tp, tlen), 0x2a00fd82);
-	/* CNP (0x81) is not an RC opcode ERNIC parses, but the ICRC is good */
-	assert_int_equal(roce_parse(tp, tlen, &l3, true, &q), ROCE_SYN_OPCODE);
+	/* A real NIC's CNP parses whole: 16 reserved bytes, ICRC good. */
+	assert_int_equal(roce_parse(tp, tlen, &l3, true, &q), 0);
+	assert_int_equal(q.opcode, ROCE_CNP);
 	assert_true(q.becn);
 	assert_int_equal(q.dqpn, 0x118);
 
@@ -472,8 +474,7 @@ static void test_icrc_connectx4_capture(void **state)
 	/* a corrupt packet has no solution (here: a payload bit) */
 	f[60] ^= 0x10;
 	assert_false(roce_icrc_solve_ip_id(&z, tp, tlen, &id));
-	assert_int_equal(roce_parse(tp, tlen, &l3, true, &q),
-			 ROCE_SYN_OPCODE | ROCE_SYN_ICRC);
+	assert_int_equal(roce_parse(tp, tlen, &l3, true, &q), ROCE_SYN_ICRC);
 	free(f);
 }
 
