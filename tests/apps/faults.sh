@@ -15,8 +15,9 @@
 #    with that reason (not a hang, a crash or success) is right;
 #  - peer restarted with the same QPNs while the old QPs retransmit: a
 #    serving server (--serve 2) on DEV0, client 1 on DEV1 killed
-#    mid-transfer, client 2 started at once on DEV1 (a new process: the
-#    same QPNs) with other PSNs. The server's old QPs go on resending to
+#    mid-transfer, client 2 started at once on DEV1 (a new process; the
+#    same QPNs: all 7 QPs of a device of the test's own) with other
+#    PSNs. The server's old QPs go on resending to
 #    those QPNs: their PSNs are behind client 2's expected ones in one
 #    variant (duplicates: READ requests among them must not be answered)
 #    and ahead in the other. Client 2 must PASS byte-exact, the old QPs
@@ -378,6 +379,17 @@ fi
 # 0xd00000 - 0x100000 > 2^23: ahead.
 # A run with no READ outstanding when the client died is made again
 # (stale_analyse), up to three runs.
+# A device hands out QP numbers round-robin (a freed one is the last
+# given again): client 2 gets client 1's only when the run takes every
+# RC QP of the client device, so these runs use a device of the
+# smallest size (C_NUM_QP 8: QPs 2..8) and all of its 7 QPs
+# (FAULTS_STALE_DEV="DEV ADDR" by hand: a device with C_NUM_QP 8).
+if want behind || want ahead; then
+	read -r ds as <<<"${FAULTS_STALE_DEV:-ernicst 127.0.0.31}"
+	define_host h1 "$ds" "$as"
+	[ -n "${FAULTS_STALE_DEV:-}" ] || add_device h1 "$as" --param C_NUM_QP=8
+	NQP=7
+fi
 for which in behind ahead; do
 	want "$which" || continue
 	STALE_TRY=1 STALE_AGAIN=1
