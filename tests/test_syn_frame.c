@@ -45,6 +45,7 @@
 #include "ernic_wire.h"
 #include "ibta.h"
 #include "roce_pkt.h"
+#include "syn_util.h"
 #include "verbs_util.h"
 
 /* As syn_frame.sh makes them. */
@@ -312,73 +313,22 @@ static void fault_mac_src(struct frame *f)
 
 /* ---- what ernicctl stats says, what the device answers ---- */
 
-static void syndromes(uint64_t syn[ERNIC_SYNDROME_BITS])
-{
-	const char *ctl = getenv("ERNICCTL");
-	char cmd[512], line[512];
-	unsigned int b;
-	uint64_t n;
-	FILE *p;
-
-	assert_non_null(ctl);
-	memset(syn, 0, ERNIC_SYNDROME_BITS * sizeof(*syn));
-	snprintf(cmd, sizeof(cmd), "'%s' stats " NS_DEV, ctl);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (fgets(line, sizeof(line), p))
-		if (sscanf(line, "syndrome %u %" SCNu64, &b, &n) == 2 &&
-		    b < ERNIC_SYNDROME_BITS)
-			syn[b] = n;
-	assert_int_equal(pclose(p), 0);
-}
-
 /* Bit counted want more times than in before, and no other bit moved. */
-static void want_syn(const uint64_t before[ERNIC_SYNDROME_BITS],
-		     uint32_t bit, uint64_t want)
+static void want_syn(const struct syn_stats *before, uint32_t bit,
+		     uint64_t want)
 {
-	uint64_t now[ERNIC_SYNDROME_BITS];
-
-	for (int t = 0; t < WAIT_MS / 50; t++) {
-		syndromes(now);
-		if (now[bit] - before[bit] >= want)
-			break;
-		usleep(50000);
-	}
-	usleep(100000);		/* anything more would show now */
-	syndromes(now);
-	for (uint32_t b = 0; b < ERNIC_SYNDROME_BITS; b++)
-		if (now[b] - before[b] != (b == bit ? want : 0))
-			fail_msg("syndrome %u counted %" PRIu64 " times, not %"
-				 PRIu64, b, now[b] - before[b],
-				 b == bit ? want : 0);
+	syn_want(NS_DEV, before, bit, want, WAIT_MS);
 }
 
 /* The device's next packet to the peer within ms. */
 static bool answer(struct roce_pkt *pk, int ms)
 {
-	static uint8_t b[ROCE_MAX_TRANSPORT];
-	struct pollfd pfd = { .fd = peer.udp, .events = POLLIN };
-	struct roce_l3 l3 = peer.l3;
-	ssize_t n;
-
-	if (poll(&pfd, 1, ms) != 1)
-		return false;
-	n = recv(peer.udp, b, sizeof(b), 0);
-	assert_true(n > 0);
-	memcpy(l3.src, peer.l3.dst, 4);
-	memcpy(l3.dst, peer.l3.src, 4);
-	assert_int_equal(roce_parse(b, (size_t)n, &l3, false, pk), 0);
-	return true;
+	return syn_recv(peer.udp, &peer.l3, pk, ms);
 }
 
 static void no_answer(void)
 {
-	struct roce_pkt pk;
-
-	if (answer(&pk, 300))
-		fail_msg("unexpected %s PSN 0x%06x AETH 0x%02x",
-			 roce_opcode_name(pk.opcode), pk.psn,
-			 pk.aeth_syndrome);
+	syn_no_answer(peer.udp, &peer.l3);
 }
 
 /* ---- the device's QP ---- */
@@ -483,12 +433,12 @@ static const char data[64] = "Table 2-3 on the frame wire";
  * alone, no answer, then the right one taken. */
 static void dropped(struct conn *c, uint32_t bit, const struct frame *f)
 {
-	uint64_t before[ERNIC_SYNDROME_BITS];
+	struct syn_stats before;
 
-	syndromes(before);
+	syn_stats(NS_DEV, &before);
 	frame_out(f);
 	frame_out(f);
-	want_syn(before, bit, 2);
+	want_syn(&before, bit, 2);
 	no_answer();
 	next_taken(c);
 }
@@ -521,7 +471,7 @@ static void row(uint32_t bit, void (*fault)(struct frame *),
  * test's ICRC is the model's (roce_icrc, under roce_build). */
 static void test_right_frame(void **state)
 {
-	uint64_t before[ERNIC_SYNDROME_BITS];
+	struct syn_stats before;
 	struct conn c;
 	struct frame f;
 
@@ -529,9 +479,9 @@ static void test_right_frame(void **state)
 	conn_up(&c);
 	frame_send(&f, c.qpn, RQ_PSN, data, sizeof(data));
 	assert_int_equal(icrc_of(&f), icrc_stored(&f));
-	syndromes(before);
+	syn_stats(NS_DEV, &before);
 	next_taken(&c);
-	want_syn(before, 0, 0);
+	want_syn(&before, 0, 0);
 	conn_down(&c);
 }
 

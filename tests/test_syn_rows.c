@@ -27,6 +27,7 @@
 #include "ernic_syndrome.h"
 #include "ibta.h"
 #include "roce_pkt.h"
+#include "syn_util.h"
 #include "verbs_util.h"
 
 #define DEV_IP "127.0.0.2"	/* DEV4 */
@@ -144,19 +145,7 @@ static void tx_ack(uint32_t qpn, uint8_t syn, uint32_t psn)
  * payload pointing into a static buffer); false if none came. */
 static bool rx(struct roce_pkt *pk, int ms)
 {
-	static uint8_t b[ROCE_MAX_TRANSPORT];
-	struct pollfd pfd = { .fd = peer.fd, .events = POLLIN };
-	struct roce_l3 l3 = peer.l3;
-	ssize_t n;
-
-	if (poll(&pfd, 1, ms) != 1)
-		return false;
-	n = recv(peer.fd, b, sizeof(b), 0);
-	assert_true(n > 0);
-	memcpy(l3.src, peer.l3.dst, 4);
-	memcpy(l3.dst, peer.l3.src, 4);
-	assert_int_equal(roce_parse(b, (size_t)n, &l3, 0, pk), 0);
-	return true;
+	return syn_recv(peer.fd, &peer.l3, pk, ms);
 }
 
 /* The device's next answer: an ACK/NAK whose AETH syndrome, masked
@@ -175,12 +164,7 @@ static void want_aeth(uint8_t mask, uint8_t want, uint32_t psn)
 
 static void no_answer(void)
 {
-	struct roce_pkt pk;
-
-	if (rx(&pk, 300))
-		fail_msg("unexpected %s PSN 0x%06x AETH 0x%02x",
-			 roce_opcode_name(pk.opcode), pk.psn,
-			 pk.aeth_syndrome);
+	syn_no_answer(peer.fd, &peer.l3);
 }
 
 static void drain(int fd)
@@ -193,73 +177,25 @@ static void drain(int fd)
 
 /* ---- what ernicctl stats says ---- */
 
-struct stats {
-	uint64_t syn[ERNIC_SYNDROME_BITS];
-	uint64_t fatal[ERNIC_FATAL_CODES];
-	uint32_t last_qp, last_code;	/* the newest IPKTERRQ line */
-	char last_text[128];
-};
-
-static void stats(struct stats *s)
+static void stats(struct syn_stats *s)
 {
-	const char *ctl = getenv("ERNICCTL");
-	char cmd[512], line[512];
-	unsigned b, q, c;
-	uint64_t n, k;
-	int off;
-	FILE *f;
-
-	assert_non_null(ctl);
-	memset(s, 0, sizeof(*s));
-	snprintf(cmd, sizeof(cmd), "'%s' stats " DEV4, ctl);
-	f = popen(cmd, "r");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (sscanf(line, "syndrome %u %" SCNu64, &b, &n) == 2 &&
-		    b < ERNIC_SYNDROME_BITS)
-			s->syn[b] = n;
-		else if (sscanf(line, "fatal-code %x %" SCNu64, &c, &n) == 2 &&
-			 c < ERNIC_FATAL_CODES)
-			s->fatal[c] = n;
-		else if (sscanf(line, "ipkterrq %" SCNu64 " qp %u code %x %n",
-				&k, &q, &c, &off) == 3) {
-			s->last_qp = q;
-			s->last_code = c;
-			snprintf(s->last_text, sizeof(s->last_text), "%s",
-				 line + off);
-		}
-	}
-	assert_int_equal(pclose(f), 0);
+	syn_stats(DEV4, s);
 }
 
 /* Wait until syndrome bit has been counted want times more than in
  * before (and exactly that); other bits must not move. */
-static void want_syn(const struct stats *before, uint32_t bit, uint64_t want)
+static void want_syn(const struct syn_stats *before, uint32_t bit,
+		     uint64_t want)
 {
-	struct stats now;
-
-	for (int t = 0; t < WAIT_MS / 50; t++) {
-		stats(&now);
-		if (now.syn[bit] - before->syn[bit] >= want)
-			break;
-		usleep(50000);
-	}
-	usleep(100000);		/* anything more would show now */
-	stats(&now);
-	for (uint32_t b = 0; b < ERNIC_SYNDROME_BITS; b++)
-		if (now.syn[b] - before->syn[b] != (b == bit ? want : 0))
-			fail_msg("syndrome %u counted %" PRIu64 " times, not %"
-				 PRIu64, b, now.syn[b] - before->syn[b],
-				 b == bit ? want : 0);
+	syn_want(DEV4, before, bit, want, WAIT_MS);
 }
 
 /* QP c went FATAL with Table 2-4 code: STATQPi, the IPKTERRQ entry as
  * ernicctl stats decodes it, the count by code. */
-static void want_fatal(const struct conn *c, const struct stats *before,
+static void want_fatal(const struct conn *c, const struct syn_stats *before,
 		       uint32_t code)
 {
-	struct stats now;
+	struct syn_stats now;
 
 	assert_true(tu_rd(ctx, ERNIC_QP(c->qpn, ERNIC_STATQP)) &
 		    ERNIC_STATQP_FATAL);
@@ -367,7 +303,7 @@ static void next_taken(struct conn *c, uint32_t psn)
 static void dropped(struct conn *c, uint32_t bit, const uint8_t *b,
 		    size_t len, const struct peer *from, int n)
 {
-	struct stats s;
+	struct syn_stats s;
 
 	stats(&s);
 	for (int k = 0; k < n; k++)
@@ -511,7 +447,7 @@ static void test_row16_opcode_seq(void **state)
 {
 	struct conn c;
 	static char mid[1024];
-	struct stats s;
+	struct syn_stats s;
 	uint8_t b[256];
 	struct roce_pkt pk = { .opcode = ROCE_RC_SEND_ONLY, .psn = RQ_PSN,
 			       .payload = (const uint8_t *)data,
@@ -539,7 +475,7 @@ static void test_row16_opcode_seq(void **state)
 static void test_row17_unsupported(void **state)
 {
 	struct conn c;
-	struct stats s;
+	struct syn_stats s;
 	uint8_t b[256];
 	static const uint8_t eth[ROCE_ATOMIC_ETH_LEN];
 	struct roce_pkt pk = { .opcode = ROCE_RC_SEND_ONLY, .psn = RQ_PSN,
@@ -563,7 +499,7 @@ static void test_row17_unsupported(void **state)
 static void test_row20_rq_full(void **state)
 {
 	struct conn c;
-	struct stats s;
+	struct syn_stats s;
 
 	(void)state;
 	conn_up(&c, 0);
@@ -582,7 +518,7 @@ static void test_row20_rq_full(void **state)
 static void test_row21_psn(void **state)
 {
 	struct conn c;
-	struct stats s;
+	struct syn_stats s;
 
 	(void)state;
 	conn_up(&c, NRECV);
@@ -623,7 +559,7 @@ static void test_row22_aeth(void **state)
 {
 	struct conn c;
 	struct ibv_wc wc;
-	struct stats s;
+	struct syn_stats s;
 
 	(void)state;
 	conn_up(&c, NRECV);
@@ -647,7 +583,7 @@ static void test_row23_bad_response(void **state)
 {
 	struct conn c;
 	struct ibv_wc wc;
-	struct stats s;
+	struct syn_stats s;
 
 	(void)state;
 	conn_up(&c, NRECV);
@@ -672,7 +608,7 @@ static void test_row23_bad_response(void **state)
 static void test_rkey_no_syndrome(void **state)
 {
 	struct conn c;
-	struct stats s;
+	struct syn_stats s;
 	uint8_t b[256];
 	struct roce_pkt pk = { .opcode = ROCE_RC_WRITE_ONLY, .psn = RQ_PSN,
 			       .payload = (const uint8_t *)data,

@@ -71,7 +71,7 @@ set_property(TEST tools_regs APPEND PROPERTY ENVIRONMENT
 # connected through verbs to a peer the test plays on a UDP socket, one
 # crafted packet per row, the syndrome counted by ernicctl stats and the
 # row's impact checked (tests/test_syn_rows.c, docs/syndromes.md).
-ernic_verbs_test(syn_rows test_syn_rows.c verbs_util.c)
+ernic_verbs_test(syn_rows test_syn_rows.c syn_util.c verbs_util.c)
 target_link_libraries(syn_rows PRIVATE ernic_model ernic_common)
 set_tests_properties(syn_rows PROPERTIES TIMEOUT 120)
 
@@ -79,7 +79,7 @@ set_tests_properties(syn_rows PROPERTIES TIMEOUT 120)
 # frame-wire device in a namespace, hand-made frames from the other end
 # of a veth pair (tests/syn_frame.sh, tests/test_syn_frame.c).
 add_executable(test_syn_frame ${CMAKE_CURRENT_LIST_DIR}/test_syn_frame.c
-  ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
+  ${CMAKE_CURRENT_LIST_DIR}/syn_util.c ${CMAKE_CURRENT_LIST_DIR}/verbs_util.c)
 target_link_libraries(test_syn_frame PRIVATE PkgConfig::CMOCKA
   PkgConfig::IBVERBS PkgConfig::ZLIB ernic ernic_model ernic_common)
 add_test(NAME syn_frame COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/syn_frame.sh
