@@ -30,14 +30,24 @@ static void side_open(struct side *s, const char *dev)
 	assert_non_null(s->mr);
 }
 
-/* Best effort: a failed test may have left objects behind. */
+/* Best effort: a failed test may have left objects behind, and a
+ * failed side_open may have made only some of them. */
 static void side_close(struct side *s)
 {
-	ibv_dereg_mr(s->mr);
-	ibv_destroy_cq(s->cq);
-	ibv_dealloc_pd(s->pd);
-	ibv_close_device(s->ctx);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->pd)
+		ibv_dealloc_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
 	free(s->buf);
+	s->mr = NULL;
+	s->cq = NULL;
+	s->pd = NULL;
+	s->ctx = NULL;
+	s->buf = NULL;
 }
 
 /* QPs a test created and has not destroyed (a failed assertion leaves
