@@ -13,6 +13,7 @@
 
 #include "ernic.h"
 #include "ernic_cq.h"
+#include "ernic_recover.h"
 #include "ernicdv.h"
 
 /* How long CON_IO_CONF[31] may stay clear before ringing another QP. */
@@ -124,15 +125,10 @@ static void hand_over(struct ernic_dev *dev, struct ernic_qp *qp, bool ring)
 {
 	struct ernic_access *acc = dev->acc;
 	const uint32_t i = qp->idx;
-	uint32_t adconf = ernic_rd(acc, ERNIC_XRNICADCONF) &
-			  ~(ERNIC_XRNICADCONF_SW_OVERRIDE |
-			    ERNIC_XRNICADCONF_SW_OVERRIDE_QP);
-	uint32_t wp, diff;
+	uint32_t adconf, wp, diff;
 
 	/* Step 1: software override, for this QP. */
-	ernic_wr(acc, ERNIC_XRNICADCONF,
-		 adconf | ERNIC_XRNICADCONF_SW_OVERRIDE |
-			 ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, i));
+	adconf = ernic_sw_override_on(acc, i);
 	/* Step 2: the SQ's pointers to 0: the user logic's first WQE goes
 	 * in slot 0. */
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_SQPI), 0);

@@ -289,11 +289,13 @@ struct ibv_qp *ernic_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return qp;
 }
 
-static void sleep_ms(unsigned int ms)
+/* Let us microseconds pass (also struct ernic_hw_wait's wait). */
+static void hw_sleep(void *arg, uint32_t us)
 {
-	struct timespec ts = { .tv_sec = ms / 1000,
-			       .tv_nsec = (long)(ms % 1000) * 1000000 };
+	const struct timespec ts = { .tv_sec = us / 1000000,
+				     .tv_nsec = (long)(us % 1000000) * 1000 };
 
+	(void)arg;
 	nanosleep(&ts, NULL);
 }
 
@@ -317,7 +319,7 @@ static void wait_drained(struct ernic_access *acc, uint32_t i)
 		    !(ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF)) &
 		      ERNIC_QPCONF_QP_EN))
 			return;
-		sleep_ms(1);
+		hw_sleep(NULL, 1000);
 	}
 }
 
@@ -338,14 +340,10 @@ void ernic_qp_db_clear(struct ernic_dev *dev, uint32_t i)
 void ernic_qp_hw_clear(struct ernic_dev *dev, uint32_t i)
 {
 	struct ernic_access *acc = dev->acc;
-	uint32_t adconf = ernic_rd(acc, ERNIC_XRNICADCONF);
-	uint32_t qpconf;
+	uint32_t adconf, qpconf;
 
 	/* Step 3: software override for this QP, then disable it. */
-	adconf &= ~ERNIC_XRNICADCONF_SW_OVERRIDE_QP;
-	ernic_wr(acc, ERNIC_XRNICADCONF,
-		 adconf | ERNIC_XRNICADCONF_SW_OVERRIDE |
-			 ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, i));
+	adconf = ernic_sw_override_on(acc, i);
 	qpconf = ernic_rd(acc, ERNIC_QP(i, ERNIC_QPCONF));
 	ernic_wr(acc, ERNIC_QP(i, ERNIC_QPCONF), qpconf & ~ERNIC_QPCONF_QP_EN);
 
@@ -391,15 +389,6 @@ static void clear_turn(struct ernic_dev *dev, uint32_t i)
 	ernic_qp_hw_clear(dev, i);
 	if (shared)
 		ernic_share_unlock(dev);
-}
-
-static void hw_sleep(void *arg, uint32_t us)
-{
-	const struct timespec ts = { .tv_sec = us / 1000000,
-				     .tv_nsec = (long)(us % 1000000) * 1000 };
-
-	(void)arg;
-	nanosleep(&ts, NULL);
 }
 
 static const struct ernic_hw_wait hw_wait = {

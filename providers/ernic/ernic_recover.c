@@ -80,6 +80,18 @@ static int wait_for(struct ernic_access *acc, uint32_t i,
 	return ETIMEDOUT;
 }
 
+uint32_t ernic_sw_override_on(struct ernic_access *acc, uint32_t i)
+{
+	uint32_t off = ernic_rd(acc, ERNIC_XRNICADCONF) &
+		       ~(ERNIC_XRNICADCONF_SW_OVERRIDE |
+			 ERNIC_XRNICADCONF_SW_OVERRIDE_QP);
+
+	ernic_wr(acc, ERNIC_XRNICADCONF,
+		 off | ERNIC_XRNICADCONF_SW_OVERRIDE |
+			 ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, i));
+	return off;
+}
+
 int ernic_qp_recover_clear(struct ernic_access *acc, uint32_t i,
 			   const struct ernic_hw_wait *w, char *err,
 			   size_t errlen)
@@ -123,12 +135,7 @@ int ernic_qp_recover_reinit(struct ernic_access *acc, uint32_t i,
 	    (r = wait_for(acc, i, w, &step2, err, errlen)))
 		return r;
 	/* Step 3: the software override, for this QP. */
-	adconf = ernic_rd(acc, ERNIC_XRNICADCONF) &
-		 ~(ERNIC_XRNICADCONF_SW_OVERRIDE |
-		   ERNIC_XRNICADCONF_SW_OVERRIDE_QP);
-	ernic_wr(acc, ERNIC_XRNICADCONF,
-		 adconf | ERNIC_XRNICADCONF_SW_OVERRIDE |
-			 ERNIC_FIELD_PREP(ERNIC_XRNICADCONF_SW_OVERRIDE_QP, i));
+	adconf = ernic_sw_override_on(acc, i);
 	/* Step 4. */
 	for (size_t k = 0; k < sizeof(zeroed) / sizeof(zeroed[0]); k++)
 		ernic_wr(acc, ERNIC_QP(i, zeroed[k]), 0);

@@ -22,6 +22,14 @@ struct ernic_hw_wait {
 };
 
 /*
+ * XRNICADCONF's software override on for QP i (PG332 ch.6: QP Deletion,
+ * Fatal Recovery, Enabling QP HW Offload), which lets software write the
+ * QP's read-only pointers. Returns the value that turns it off again.
+ * The override is the device's: the caller holds the shared IP's turn.
+ */
+uint32_t ernic_sw_override_on(struct ernic_access *acc, uint32_t i);
+
+/*
  * "Steps to clear traffic on QP", 4 to 8, for enabled QP i (steps 1-2,
  * reading the incoming packet error status queue, are the event
  * thread's; step 3, no more SQPIi doorbells, is the caller's: the QP is
