@@ -103,31 +103,18 @@ static void peer_l3(struct eng *e, uint32_t i, struct roce_l3 *l3)
 {
 	const struct ernic_model *m = e->m;
 	uint32_t adv = eng_qreg(m, i, ERNIC_QPADVCONF);
-	uint32_t lsb = eng_qreg(m, i, ERNIC_MACDESADDLSB);
-	uint32_t msb = eng_qreg(m, i, ERNIC_MACDESADDMSB);
+	const bool v6 = e->local.family == AF_INET6;
+	uint32_t word[4] = { 0 };
 
 	*l3 = e->local;
 	memcpy(l3->src, e->local.dst, sizeof(l3->src));
 	memcpy(l3->src_mac, e->local.dst_mac, 6);
 	memset(l3->dst, 0, sizeof(l3->dst));
-	if (l3->family == AF_INET6) {
-		for (int w = 0; w < 4; w++) {
-			uint32_t v = eng_qreg(m, i, ERNIC_IPDESADDR1 + 4 * w);
-
-			for (int b = 0; b < 4; b++)
-				l3->dst[12 - 4 * w + b] =
-					(uint8_t)(v >> (24 - 8 * b));
-		}
-	} else {
-		uint32_t v = eng_qreg(m, i, ERNIC_IPDESADDR1);
-
-		for (int b = 0; b < 4; b++)
-			l3->dst[b] = (uint8_t)(v >> (24 - 8 * b));
-	}
-	l3->dst_mac[0] = (uint8_t)(msb >> 8);
-	l3->dst_mac[1] = (uint8_t)msb;
-	for (int b = 0; b < 4; b++)
-		l3->dst_mac[2 + b] = (uint8_t)(lsb >> (24 - 8 * b));
+	for (int w = 0; w < (v6 ? 4 : 1); w++)
+		word[w] = eng_qreg(m, i, ERNIC_IPDESADDR1 + 4 * w);
+	ernic_ip_from_regs(v6, word, l3->dst);
+	ernic_mac_from_regs(eng_qreg(m, i, ERNIC_MACDESADDLSB),
+			    eng_qreg(m, i, ERNIC_MACDESADDMSB), l3->dst_mac);
 	l3->sport = (uint16_t)ERNIC_FIELD_GET(ERNIC_XRNICCONF_UDP_SPORT,
 					      eng_reg(m, ERNIC_XRNICCONF));
 	l3->dport = ROCE_UDP_PORT;
