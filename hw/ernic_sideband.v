@@ -22,11 +22,15 @@
 //   - QP geometry (RQBAi/RQBAMSBi, QDEPTHi[31:16], QPCONFi[31:16],
 //     RQWPTRDBADDi/MSBi) and STATRQPIDBi: snooped from the IP's
 //     s_axi_lite writes (snp_*: inputs only, the bus is not touched);
-//   - payload length: the write strobes of the element's last beat;
-//   - BTH opcode, SE, and a WRITE's RETH DMA length: a header sniffer on
-//     roce_cmac_s_axis (not in this file; hdr_* carries one beat per
-//     packet the IP stores, see hw/README.md for why it is needed);
+//   - which QP stored a packet: the address of the IP's doorbell write
+//     (RQ doorbell words DB_STRIDE bytes apart, the provider's layout), or
+//     the handshake's address, or the QPID of a WRITE_IMMEDIATE beat;
 //   - element index: the doorbell value - 1 (mod depth);
+//   - payload length: the write strobes of the last beat the IP wrote
+//     before its doorbell, if that beat ends inside the element;
+//   - BTH opcode, SE, and a WRITE's RETH DMA length: ernic_rxhdr, the
+//     header sniffer on roce_cmac_s_axis (cm_*), asked once the IP has
+//     stored the packet (QP1 takes only UD SEND Only MADs: 0x64, SE 0);
 //   - IMMQ consumer index: read from RQWPTRDBADD + 64 (m_axi_ar*/r*)
 //     when the cached copy says the IMMQ is full.
 // Back-pressure: one packet at a time; while the block writes its side
@@ -46,7 +50,10 @@ module ernic_sideband #(
     parameter integer ID_W     = 4,    // AXI ID width of the IP's master
     parameter integer LITE_AW  = 32,   // s_axi_lite address width
     parameter integer CI_POLL  = 256,  // cycles between IMMQ CI reads while full
-    parameter [ID_W-1:0] OWN_ID = 0    // AXI ID of the block's own writes
+    parameter [ID_W-1:0] OWN_ID = 0,   // AXI ID of the block's own writes
+    parameter integer DB_LG    = 7,    // log2 of the RQ doorbell words' stride
+    parameter integer NCAND    = 16,   // ernic_rxhdr: candidates per QP
+    parameter integer WF_HIST  = 4     // ernic_rxhdr: WRITE Firsts per QP
 ) (
     input  wire                clk,        // m_axi_aclk
     input  wire                resetn,     // m_axi_aresetn
@@ -106,12 +113,12 @@ module ernic_sideband #(
     input  wire [63:0]         ieth_tdata,
     input  wire                ieth_tvalid,
     output wire                ieth_tready,
-    // ---- header sniffer: [7:0] BTH opcode, [8] SE, [23:16] QP,
-    //      [63:32] RETH DMA length; one beat per packet the IP stores,
-    //      no later than the packet's first write ----
-    input  wire [63:0]         hdr_tdata,
-    input  wire                hdr_tvalid,
-    output wire                hdr_tready,
+    // ---- roce_cmac_s_axis (the IP's RX frames), observed ----
+    input  wire [511:0]        cm_tdata,
+    input  wire [63:0]         cm_tkeep,
+    input  wire                cm_tlast,
+    input  wire                cm_tvalid,
+    input  wire                cm_tready,
     // ---- RQ doorbell handshake (QPCONFi[4] = 0): IP side ----
     input  wire [31:0]         rq_db_i_data,   // rx_pkt_hndler_o_rq_db_data
     input  wire [9:0]          rq_db_i_addr,   // rx_pkt_hndler_o_rq_db_addr
@@ -124,7 +131,11 @@ module ernic_sideband #(
     input  wire                rq_db_o_rdy,
     // ---- status ----
     output wire                busy,
-    output reg                 err             // sticky: a CI >= depth, or a doorbell without a header
+    output reg                 err,            // sticky: see hw/README.md, "err"
+    output reg  [31:0]         n_nohdr,        // packets whose header the sniffer did not have
+    output wire [31:0]         n_frames,       // sniffer: frames seen
+    output wire [31:0]         n_icrc,         // ... with a bad ICRC or length
+    output wire [31:0]         n_kept          // ... kept as candidates
 );
 
     // ------------------------------------------------------------------
@@ -143,6 +154,10 @@ module ernic_sideband #(
     reg [15:0]     t_wp      [0:NQ-1];   // RQ write pointer (last doorbell)
     reg [15:0]     t_iwp     [0:NQ-1];   // IMMQ write pointer
     reg [15:0]     t_ci      [0:NQ-1];   // IMMQ consumer index, cached
+    // the doorbell word of one QP, for finding the QP of the others
+    reg            ref_v;
+    reg [7:0]      ref_qp;
+    reg [31:0]     ref_db;
 
     // ---- AXI4-Lite snooper ----
     reg               sn_aw_seen, sn_w_seen;
@@ -181,6 +196,7 @@ module ernic_sideband #(
         if (!resetn) begin
             sn_aw_seen <= 1'b0;
             sn_w_seen  <= 1'b0;
+            ref_v      <= 1'b0;
         end else begin
             sn_aw_seen <= (sn_aw_seen | sn_aw_now) & ~sn_commit;
             sn_w_seen  <= (sn_w_seen | sn_w_now) & ~sn_commit;
@@ -192,7 +208,14 @@ module ernic_sideband #(
             8'h00: t_lg[sn_qp]      <= log2_16(sn_data[31:16]);   // QPCONFi
             8'h08: t_rqba_lo[sn_qp] <= sn_data[31:8];             // RQBAi
             8'hC0: t_rqba_hi[sn_qp] <= sn_data[HI_W-1:0];         // RQBAMSBi
-            8'h20: t_db_lo[sn_qp]   <= sn_data[31:2];             // RQWPTRDBADDi
+            8'h20: begin                                          // RQWPTRDBADDi
+                t_db_lo[sn_qp] <= sn_data[31:2];
+                if (sn_data != 0) begin
+                    ref_v  <= 1'b1;
+                    ref_qp <= sn_qp[7:0];
+                    ref_db <= sn_data;
+                end
+            end
             8'h24: t_db_hi[sn_qp]   <= sn_data[HI_W-1:0];         // RQWPTRDBADDMSBi
             8'h3C: t_depth[sn_qp]   <= sn_data[31:16];            // QDEPTHi
             default: ;
@@ -201,39 +224,67 @@ module ernic_sideband #(
     end
 
     // ------------------------------------------------------------------
+    // The header sniffer
+    // ------------------------------------------------------------------
+    wire        q_req, q_ack, q_hit, q_bad, q_order, q_se;
+    wire [7:0]  q_op;
+    wire [31:0] q_len;
+    reg         p_wimm;             // WRITE with immediate: no element, no doorbell
+    reg  [7:0]  p_qp;
+
+    ernic_rxhdr #(.NUM_QP(NUM_QP), .NCAND(NCAND), .WF_HIST(WF_HIST),
+                  .LITE_AW(LITE_AW)) hdr (
+        .clk(clk), .resetn(resetn),
+        .cm_tdata(cm_tdata), .cm_tkeep(cm_tkeep), .cm_tlast(cm_tlast),
+        .cm_tvalid(cm_tvalid), .cm_tready(cm_tready),
+        .sn_commit(sn_commit), .sn_addr(sn_addr), .sn_data(sn_data),
+        .q_req(q_req), .q_qp(p_qp), .q_wimm(p_wimm), .q_ack(q_ack),
+        .q_hit(q_hit), .q_bad(q_bad), .q_order(q_order), .q_op(q_op),
+        .q_se(q_se), .q_len(q_len),
+        .n_frames(n_frames), .n_icrc(n_icrc), .n_cand(), .n_kept(n_kept),
+        .n_over(n_over));
+    wire [31:0] n_over;     // candidates lost: the sniffer's FIFO was full
+
+    // ------------------------------------------------------------------
     // The packet FSM
     // ------------------------------------------------------------------
     localparam [4:0]
-        S_IDLE   = 5'd0,  S_LOAD  = 5'd1,  S_GEOM  = 5'd2,  S_ELEM  = 5'd3,
+        S_IDLE   = 5'd0,  S_LOAD  = 5'd1,  S_GEOM  = 5'd2,  S_AWCHK = 5'd3,
         S_DBW    = 5'd4,  S_DRAIN = 5'd5,  S_RXLEN = 5'd6,  S_IMM   = 5'd7,
         S_CIAR   = 5'd8,  S_CIR   = 5'd9,  S_CIWT  = 5'd10, S_IMMQ  = 5'd11,
         S_IWP    = 5'd12, S_REL   = 5'd13, S_WB    = 5'd14, S_OWN   = 5'd15,
-        S_OWNB   = 5'd16;
+        S_OWNB   = 5'd16, S_AWFWD = 5'd17, S_QLOAD = 5'd18, S_HDRQ  = 5'd19,
+        S_ELEN   = 5'd20, S_ELEN2 = 5'd21;
 
     reg [4:0]  state, ret;          // ret: where S_OWN* return to
     // the packet
-    reg [7:0]  p_qp, p_op;
+    reg [7:0]  p_op;
     reg        p_se;
     reg [31:0] p_reth;
-    reg        p_wimm;              // WRITE with immediate: no element, no doorbell
-    reg        p_side;              // SEND with immediate / invalidate
     // its QP, loaded from the table
     reg [ADDR_W-1:0] q_rqba, q_db, q_rxlen, q_immq;
     reg [15:0] q_depth, q_wp, q_iwp, q_ci;
     reg [3:0]  q_lg;
-    // element and doorbell
-    reg        el_seen;
-    reg [16:0] el_base;             // low bits of the element's first write
-    reg [16:0] el_len;
+    // the doorbell
     reg [31:0] db_val;
     reg        db_hs;               // the doorbell came by handshake
     reg [ID_W-1:0] db_id;
     reg [15:0] k;                   // element index
+    reg [ADDR_W-1:0] el_base;
+    reg [23:0] el_len;
+    // the last beat the IP wrote with any strobe: where its bytes end
+    reg        run_v;
+    reg [ADDR_W-1:0] run_end;
+    // an AW being checked: is it a QP's RQ doorbell?
+    reg [9:0]  c_qp;
+    reg        c_ok;
+    reg [29:0] c_db_lo;
+    reg [HI_W-1:0] c_db_hi;
     // ieth_immdt skid (one beat)
     reg        ie_full;
     reg [63:0] ie_word;
     // forwarded write bursts
-    reg        wb_act, wb_elem;
+    reg        wb_act;
     reg [ADDR_W-1:0] wb_addr;       // address of the current beat
     reg [15:0] fwd_out;             // forwarded writes without their B yet
     // the block's own single-beat writes
@@ -243,24 +294,23 @@ module ernic_sideband #(
     reg [ID_W-1:0] ow_id;
     reg        ow_fwd;              // the released doorbell: B goes to the IP
     reg [15:0] poll;
-    reg        q_wb_wp;             // S_WB writes wp (a SEND) or not
 
-    wire [15:0] hdr_qp = {8'd0, hdr_tdata[23:16]};
     wire op_side = (p_op == 8'h03) || (p_op == 8'h05) ||  // SEND LAST/ONLY with Immediate
                    (p_op == 8'h16) || (p_op == 8'h17);    // SEND LAST/ONLY with Invalidate
+    wire [7:0] side_type = (p_op == 8'h16 || p_op == 8'h17) ? 8'h01 : 8'h02;
     wire [15:0] iwp_nxt = (q_iwp + 16'd1 == q_depth) ? 16'd0 : q_iwp + 16'd1;
     wire immq_room = (q_ci < q_depth) && (iwp_nxt != q_ci);
 
-    // ---- AW from the IP: forwarded in IDLE (no packet pending) and ELEM
-    wire aw_open  = !wb_act && (
-                      (state == S_IDLE && !hdr_tvalid) || state == S_ELEM);
-    wire aw_is_db = (state == S_ELEM) && !p_wimm && (s_axi_awaddr == q_db);
-    wire aw_fwd   = aw_open && !aw_is_db;
-    wire aw_cap   = aw_open && aw_is_db;
-    wire in_elem  = (state == S_ELEM) && (s_axi_awaddr >= q_rqba) &&
-                    (s_axi_awaddr < q_rxlen);
-    wire hs_db    = (state == S_ELEM) && !p_wimm && !wb_act && rq_db_i_valid &&
-                    (rq_db_i_addr[9:2] == p_qp);
+    // ---- AW from the IP: checked (S_AWCHK), then forwarded (S_AWFWD) or
+    // taken as the doorbell
+    wire [31:0] c_off  = s_axi_awaddr[31:0] - ref_db;
+    wire [31:0] c_step = $signed(c_off) >>> DB_LG;
+    wire [9:0]  c_cand = ref_qp + c_step[9:0];
+    wire aw_match = c_ok && s_axi_awlen == 8'd0 &&
+                    s_axi_awaddr[31:2] == c_db_lo &&
+                    (ADDR_W <= 32 || s_axi_awaddr[ADDR_W-1:32] == c_db_hi);
+    wire aw_fwd   = (state == S_AWFWD);
+    wire aw_cap   = (state == S_AWCHK) && aw_match;
 
     // own write, presented on m_axi when in S_OWN/S_OWNW
     wire own_aw = (state == S_OWN) && !ow_aw_done;
@@ -301,7 +351,7 @@ module ernic_sideband #(
     wire [31:0] r_word = m_axi_rdata[{ci_addr[5:2], 5'd0} +: 32];
 
     assign ieth_tready = !ie_full;
-    assign hdr_tready  = (state == S_IDLE) && !wb_act;
+    assign q_req       = (state == S_HDRQ) && (p_qp != 8'd1);
 
     // the handshake doorbell: held (rdy low) until S_REL
     wire rel_hs = (state == S_REL) && db_hs;
@@ -313,7 +363,8 @@ module ernic_sideband #(
     assign busy = (state != S_IDLE) || wb_act || (fwd_out != 0) || ie_full;
 
     // the doorbell value in the captured W beat
-    wire [31:0] dbw_word = s_axi_wdata[{q_db[5:2], 5'd0} +: 32];
+    reg  [ADDR_W-1:0] s_axi_awaddr_q;
+    wire [31:0] dbw_word = s_axi_wdata[{s_axi_awaddr_q[5:2], 5'd0} +: 32];
     // highest strobe of a beat, +1
     function [6:0] strb_end(input [63:0] s);
         integer b;
@@ -323,14 +374,13 @@ module ernic_sideband #(
                 if (s[b]) strb_end = b + 1;
         end
     endfunction
-    wire [16:0] beat_end = {wb_addr[16:6], 6'd0} - el_base +
-                           {10'd0, strb_end(s_axi_wstrb)};
 
     // the geometry of the loaded QP
     wire [ADDR_W-1:0] g_rqba = (ADDR_W > 32) ?
         {t_rqba_hi_q, t_rqba_lo_q, 8'd0} : {t_rqba_lo_q, 8'd0};
     reg [23:0]     t_rqba_lo_q;
     reg [HI_W-1:0] t_rqba_hi_q;
+    wire [ADDR_W-1:0] bufsz = {{(ADDR_W-9){1'b0}}, 9'd256} << q_lg;
 
     always @(posedge clk) begin
         if (!resetn) begin
@@ -339,6 +389,8 @@ module ernic_sideband #(
             fwd_out <= 16'd0;
             ie_full <= 1'b0;
             err     <= 1'b0;
+            run_v   <= 1'b0;
+            n_nohdr <= 32'd0;
             st_rst_pend <= 1'b0;
         end else begin
             // ---- snooped pointer resets, into the pending slot
@@ -357,26 +409,27 @@ module ernic_sideband #(
                 end
             end
 
+            if (n_over != 0)
+                err <= 1'b1;
+
             // ---- ieth_immdt skid
             if (ieth_tvalid && !ie_full) begin
                 ie_full <= 1'b1;
                 ie_word <= ieth_tdata;
             end
 
-            // ---- forwarded bursts
+            // ---- forwarded bursts; the end of the last strobed beat
             if (aw_fwd && s_axi_awvalid && m_axi_awready) begin
                 wb_act  <= 1'b1;
-                wb_elem <= in_elem;
                 wb_addr <= s_axi_awaddr;
-                if (in_elem && !el_seen) begin
-                    el_seen <= 1'b1;
-                    el_base <= {s_axi_awaddr[16:6], 6'd0};
-                end
             end
             if (wb_act && s_axi_wvalid && m_axi_wready) begin
                 wb_addr <= {wb_addr[ADDR_W-1:6] + 1'b1, 6'd0};
-                if (wb_elem && s_axi_wstrb != 0 && beat_end > el_len)
-                    el_len <= beat_end;
+                if (s_axi_wstrb != 0) begin
+                    run_v   <= 1'b1;
+                    run_end <= {wb_addr[ADDR_W-1:6], 6'd0} +
+                               {{(ADDR_W-7){1'b0}}, strb_end(s_axi_wstrb)};
+                end
                 if (s_axi_wlast)
                     wb_act <= 1'b0;
             end
@@ -386,65 +439,111 @@ module ernic_sideband #(
                 - ((!b_own && m_axi_bvalid && s_axi_bready) ? 16'd1 : 16'd0);
 
             case (state)
-            S_IDLE: if (hdr_tvalid && !wb_act) begin
-                p_op    <= hdr_tdata[7:0];
-                p_se    <= hdr_tdata[8];
-                p_qp    <= hdr_tdata[23:16];
-                p_reth  <= hdr_tdata[63:32];
-                p_wimm  <= (hdr_tdata[7:0] == 8'h09) || (hdr_tdata[7:0] == 8'h0B);
+            S_IDLE: if (!wb_act) begin
+                db_hs  <= 1'b0;
+                p_wimm <= 1'b0;
+                if (s_axi_awvalid) begin
+                    // which QP's doorbell it would be (RQ doorbell words
+                    // are 2^DB_LG bytes apart), then that QP's word
+                    c_qp    <= c_cand;
+                    c_ok    <= ref_v && c_off[DB_LG-1:0] == 0 &&
+                               c_cand >= 10'd1 && c_cand <= NUM_QP &&
+                               c_step[31:10] == {22{c_step[31]}};
+                    c_db_lo <= t_db_lo[c_cand[7:0]];
+                    c_db_hi <= t_db_hi[c_cand[7:0]];
+                    state   <= S_AWCHK;
+                end else if (rq_db_i_valid) begin
+                    db_hs  <= 1'b1;
+                    db_val <= rq_db_i_data;
+                    p_qp   <= rq_db_i_addr[9:2];
+                    state  <= S_QLOAD;
+                end else if (ie_full && ie_word[39:32] == 8'h03) begin
+                    // WRITE with immediate: its payload is written
+                    p_wimm <= 1'b1;
+                    p_qp   <= ie_word[47:40];
+                    state  <= S_QLOAD;
+                end
+            end
+            S_AWCHK: begin
+                s_axi_awaddr_q <= s_axi_awaddr;
+                if (aw_match) begin
+                    db_id <= s_axi_awid;
+                    p_qp  <= c_qp[7:0];
+                    state <= S_DBW;
+                end else begin
+                    state <= S_AWFWD;
+                end
+            end
+            S_AWFWD: if (s_axi_awvalid && m_axi_awready)
+                state <= S_IDLE;
+            S_DBW: if (s_axi_wvalid) begin
+                db_val <= dbw_word;
+                if (s_axi_wlast)
+                    state <= S_QLOAD;
+            end
+            S_QLOAD: begin
                 // table read (registered)
-                t_rqba_lo_q <= t_rqba_lo[hdr_qp];
-                t_rqba_hi_q <= t_rqba_hi[hdr_qp];
+                t_rqba_lo_q <= t_rqba_lo[p_qp];
+                t_rqba_hi_q <= t_rqba_hi[p_qp];
                 q_db    <= (ADDR_W > 32) ?
-                    {t_db_hi[hdr_qp], t_db_lo[hdr_qp], 2'b00} : {t_db_lo[hdr_qp], 2'b00};
-                q_depth <= t_depth[hdr_qp];
-                q_lg    <= t_lg[hdr_qp];
-                q_wp    <= t_wp[hdr_qp];
-                q_iwp   <= t_iwp[hdr_qp];
-                q_ci    <= t_ci[hdr_qp];
-                el_seen <= 1'b0;
-                el_len  <= 17'd0;
-                db_hs   <= 1'b0;
+                    {t_db_hi[p_qp], t_db_lo[p_qp], 2'b00} : {t_db_lo[p_qp], 2'b00};
+                q_depth <= t_depth[p_qp];
+                q_lg    <= t_lg[p_qp];
+                q_wp    <= t_wp[p_qp];
+                q_iwp   <= t_iwp[p_qp];
+                q_ci    <= t_ci[p_qp];
                 state   <= S_LOAD;
             end
             S_LOAD: begin
                 q_rqba  <= g_rqba;
                 q_rxlen <= g_rqba + ({{(ADDR_W-16){1'b0}}, q_depth} << (q_lg + 8));
-                p_side  <= op_side;
                 state   <= S_GEOM;
             end
             S_GEOM: begin
                 q_immq <= q_rxlen + {{(ADDR_W-19){1'b0}},
                                      {1'b0, q_depth} + {16'd0, q_depth[0]}, 2'b00};
-                state  <= S_ELEM;
+                state  <= S_HDRQ;
             end
-            S_ELEM: begin
-                // a WRITE with immediate: its payload passes until the
-                // IP has streamed the Table 1-1 beat (after the payload)
-                if (p_wimm) begin
-                    if (ie_full && !wb_act)
-                        state <= S_DRAIN;
-                end else if (aw_cap && s_axi_awvalid) begin
-                    db_id <= s_axi_awid;
-                    state <= S_DBW;
-                end else if (hs_db) begin
-                    db_hs  <= 1'b1;
-                    db_val <= rq_db_i_data;
+            S_HDRQ: begin
+                // which packet it was: QP1 stores only MADs (UD SEND
+                // Only, SE clear); an RC QP asks the sniffer
+                if (p_qp == 8'd1) begin
+                    p_op  <= 8'h64;
+                    p_se  <= 1'b0;
+                    if (p_wimm) err <= 1'b1;
+                    state <= S_DRAIN;
+                end else if (q_ack) begin
+                    p_op   <= q_op;
+                    p_se   <= q_se;
+                    p_reth <= q_len;
+                    if (!q_hit || q_bad || q_order) begin
+                        err     <= 1'b1;
+                        n_nohdr <= n_nohdr + 1;
+                    end
                     state  <= S_DRAIN;
                 end
-            end
-            S_DBW: if (s_axi_wvalid) begin
-                db_val <= dbw_word;
-                if (s_axi_wlast)
-                    state <= S_DRAIN;
             end
             S_DRAIN: if (!wb_act && fwd_out == 0) begin
                 if (p_wimm) begin
                     state <= S_IMM;
                 end else begin
                     k <= (db_val[15:0] == 16'd0 ? q_depth : db_val[15:0]) - 16'd1;
-                    state <= S_RXLEN;
+                    state <= S_ELEN;
                 end
+            end
+            S_ELEN: begin
+                el_base <= q_rqba + ({{(ADDR_W-16){1'b0}}, k} << (q_lg + 8));
+                state   <= S_ELEN2;
+            end
+            S_ELEN2: begin
+                // the element's bytes end where the IP's last beat did;
+                // nothing written inside it: an empty SEND
+                if (run_v && run_end >= el_base && run_end - el_base <= bufsz)
+                    el_len <= run_end[23:0] - el_base[23:0];
+                else
+                    el_len <= 24'd0;
+                run_v <= 1'b0;
+                state <= S_RXLEN;
             end
             S_RXLEN: begin
                 ow_addr <= q_rxlen + {{(ADDR_W-18){1'b0}}, k, 2'b00};
@@ -452,10 +551,14 @@ module ernic_sideband #(
                 ow_16   <= 1'b0;
                 ow_id   <= OWN_ID;
                 ow_fwd  <= 1'b0;
-                ret     <= p_side ? S_IMM : S_REL;
+                ret     <= op_side ? S_IMM : S_REL;
                 state   <= S_OWN;
             end
             S_IMM: if (ie_full) begin
+                // the Table 1-1 beat must be this packet's
+                if (ie_word[47:40] != p_qp ||
+                    ie_word[39:32] != (p_wimm ? 8'h03 : side_type))
+                    err <= 1'b1;
                 if (immq_room)
                     state <= S_IMMQ;
                 else
@@ -547,9 +650,6 @@ module ernic_sideband #(
                 ow_aw_done <= 1'b0;
                 ow_w_done  <= 1'b0;
             end
-            // a doorbell handshake with no packet header pending
-            if (state == S_IDLE && !hdr_tvalid && rq_db_i_valid)
-                err <= 1'b1;
         end
     end
 

@@ -11,16 +11,25 @@
  * each write by where it lands in a QP's RQ block (the registers tell),
  * collects one packet's writes and, at its last one, prints
  *
- *   to .trace, what the IP's ports carry for it, in the IP's order: the
- *   header sniffer's beat (H), software's IMMQ consumer index in memory
- *   (C, a memory state the block may read), the element as 64-byte
- *   rx_pkt_hndler_ddr_m_axi bursts with exact write strobes (A, B), the
- *   ieth_immdt_m_axis beat (S: the Table 1-1 word, which is the first
- *   8 bytes of the IMMQ entry), and the RQ doorbell write (D);
+ *   to .trace, what the IP's ports carry for it, in the IP's order,
+ *   after a comment naming the packet ("# H qp opcode se rethlen", for
+ *   people and the test's counts: the block must find it itself):
+ *   software's IMMQ consumer index in memory (C, a memory state the
+ *   block may read), the element as 64-byte rx_pkt_hndler_ddr_m_axi
+ *   bursts with exact write strobes (A, B), the ieth_immdt_m_axis beat
+ *   (S: the Table 1-1 word, which is the first 8 bytes of the IMMQ
+ *   entry), and the RQ doorbell write (D);
  *   to .expect, every byte the model wrote for it (E).
  *
- * Register writes (R) go to .trace as they happen. Writes elsewhere (an
- * RDMA WRITE's payload, CQEs, READ responses) are not traced.
+ * Every packet the RX path is handed goes to .trace as the frame the
+ * IP's roce_cmac_s_axis would carry (P, F), when it arrives: before the
+ * writes of packets the model takes after it, refused ones included. On
+ * the UDP wire the kernel kept the Ethernet, IP and UDP headers; they
+ * are rebuilt from what the socket said (addresses, ports, the IP ID the
+ * ICRC needed), with the device's MAC as destination. Register writes
+ * (R) go to .trace as they happen, the device's addresses also once at
+ * the start. Writes elsewhere (an RDMA WRITE's payload, CQEs, READ
+ * responses) are not traced.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,10 +40,13 @@
 
 #include "axi_trace.h"
 #include "ernic_conf.h"
+#include "roce_pkt.h"
 
 #define BEAT 64u		/* the IP's 512-bit data path */
 #define MAX_BEATS 64u		/* a burst: 4 KiB, never across 4 KiB */
 #define EL_MAX 65536u
+#define FRAME_MIN 60u		/* Ethernet, FCS removed: shorter is padded */
+#define FRAME_MAX 16384u
 
 struct axi_trace {
 	pthread_mutex_t lock;
@@ -49,7 +61,8 @@ struct axi_trace {
 	uint64_t rxlen_bus, imm_bus, db;
 	uint8_t imm[ERNIC_IMMQ_ENTRY_SIZE];
 	uint8_t el[EL_MAX];
-	unsigned long npkts;
+	uint8_t frame[FRAME_MAX];
+	unsigned long npkts, nframes;
 };
 
 enum where { W_NONE, W_ELEM, W_RXLEN, W_IMMQ, W_RQWP, W_IMMWP };
@@ -217,7 +230,7 @@ static void flush(struct axi_trace *t, struct ernic_model *m,
 		op = 0x0B;	/* RDMA WRITE Only with Immediate */
 		reth = le32(t->imm + 12);
 	}
-	fprintf(t->tr, "H %x %x %x %x\n", t->qp, op, se, reth);
+	fprintf(t->tr, "# H %x %x %x %x\n", t->qp, op, se, reth);
 	if (t->have_imm) {
 		cip = ernic_model_bus_to_va(m, t->db + ERNIC_RQDB_IMMQ_CI, 4);
 		if (cip)
@@ -311,11 +324,65 @@ void axi_trace_dma_slow(struct ernic_model *m, uint64_t bus, const void *src,
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* The device's own addresses, which the header sniffer checks. */
+static bool global_traced(uint32_t off)
+{
+	return off == ERNIC_MACXADDLSB || off == ERNIC_MACXADDMSB ||
+	       off == ERNIC_IPV4XADD ||
+	       (off >= ERNIC_IPV6XADD1 && off <= ERNIC_IPV6XADD4);
+}
+
+static void put_reg(struct axi_trace *t, uint32_t off, uint32_t val)
+{
+	pthread_mutex_lock(&t->lock);
+	fprintf(t->tr, "R %x %x\n", off, val);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void axi_trace_rx_slow(struct ernic_model *m, const struct roce_l3 *l3,
+		       const uint8_t *tp, size_t tlen)
+{
+	static const uint8_t zero[6];
+	struct axi_trace *t = m->axi_trace;
+	struct roce_l3 f = *l3;
+	size_t hl = roce_frame_hdr_len(l3->family), n;
+
+	if (!hl || tlen > FRAME_MAX - hl)
+		return;
+	if (!memcmp(f.dst_mac, zero, sizeof(zero)))
+		ernic_mac_from_regs(reg(m, ERNIC_MACXADDLSB),
+				    reg(m, ERNIC_MACXADDMSB), f.dst_mac);
+	pthread_mutex_lock(&t->lock);
+	memcpy(t->frame + hl, tp, tlen);
+	n = roce_frame_build(t->frame, FRAME_MAX, &f, tlen);
+	if (n) {
+		if (n < FRAME_MIN) {
+			memset(t->frame + n, 0, FRAME_MIN - n);
+			n = FRAME_MIN;
+		}
+		fprintf(t->tr, "P %zx\n", (n + BEAT - 1) / BEAT);
+		for (size_t b = 0; b < n; b += BEAT) {
+			size_t e = b + BEAT < n ? b + BEAT : n;
+			uint64_t keep = e - b == BEAT ? ~UINT64_C(0) :
+				(UINT64_C(1) << (e - b)) - 1;
+
+			fprintf(t->tr, "F %016llx ", (unsigned long long)keep);
+			for (size_t k = BEAT; k-- > 0;)
+				fprintf(t->tr, "%02x", b + k < e ? t->frame[b + k] : 0);
+			fputc('\n', t->tr);
+		}
+		t->nframes++;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
 void axi_trace_reg_slow(struct ernic_model *m, uint32_t off, uint32_t val)
 {
 	struct axi_trace *t = m->axi_trace;
 	uint32_t r, qp;
 
+	if (global_traced(off))
+		put_reg(t, off, val);
 	if (off < ERNIC_QP_BASE)
 		return;
 	r = (off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE;
@@ -330,9 +397,8 @@ void axi_trace_reg_slow(struct ernic_model *m, uint32_t off, uint32_t val)
 	case ERNIC_RQWPTRDBADDMSB:
 	case ERNIC_QDEPTH:
 	case ERNIC_STATRQPIDB:
-		pthread_mutex_lock(&t->lock);
-		fprintf(t->tr, "R %x %x\n", off, val);
-		pthread_mutex_unlock(&t->lock);
+	case ERNIC_LSTRQREQ:
+		put_reg(t, off, val);
 		break;
 	default:
 		break;
@@ -366,8 +432,11 @@ void axi_trace_open(struct ernic_model *m, const struct ernic_conf *conf)
 		free(t);
 		return;
 	}
-	fprintf(t->tr, "# ernic AXI trace v1: %s, C_NUM_QP=%u\n", conf->name,
+	fprintf(t->tr, "# ernic AXI trace v2: %s, C_NUM_QP=%u\n", conf->name,
 		m->c_num_qp);
+	for (uint32_t off = ERNIC_MACXADDLSB; off <= ERNIC_IPV4XADD; off += 4)
+		if (global_traced(off))
+			fprintf(t->tr, "R %x %x\n", off, reg(m, off));
 	m->axi_trace = t;
 }
 
@@ -378,7 +447,8 @@ void axi_trace_close(struct ernic_model *m)
 	if (!t)
 		return;
 	m->axi_trace = NULL;
-	fprintf(t->tr, "# %lu packets\n", t->npkts);
+	fprintf(t->tr, "# %lu packets stored, %lu frames\n", t->npkts,
+		t->nframes);
 	fclose(t->tr);
 	fclose(t->ex);
 	pthread_mutex_destroy(&t->lock);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "axi_trace.h"
 #include "engine_priv.h"
 
 /* ---- error buffer and drops ---- */
@@ -528,6 +529,22 @@ static bool held_park(struct eng *e, uint32_t i, const struct roce_pkt *p,
 	return true;
 }
 
+/* The AXI trace (hw/) shows frames as the IP's port would carry them.
+ * The IP has no per-QP hold (a model-only wait, docs/datapath.md "RX
+ * pause"): a request queued behind a held one is shown when the model
+ * takes it up again, as if the link had paused it, and the held one
+ * again then, as its retransmission would be. */
+static bool trace_frame_now(const struct eng *e, const uint8_t *tp,
+			    size_t tlen)
+{
+	uint32_t i;
+
+	if (e->rerun || tlen < ROCE_BTH_LEN)
+		return true;
+	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
+	return i > e->m->c_num_qp || !e->qp[i].hold;
+}
+
 void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, uint32_t syndrome,
 		   int check_icrc)
@@ -538,6 +555,9 @@ void eng_rx_packet(struct eng *e, const struct roce_l3 *l3,
 
 	if (!e->rerun)
 		eng_count(e, ERNIC_INALLDRPPKTCNT, 0);
+	if (__builtin_expect(m->axi_trace != NULL, 0) && !syndrome &&
+	    trace_frame_now(e, tp, tlen))
+		axi_trace_rx(m, l3, tp, tlen);
 	if (!syndrome)
 		syndrome = roce_parse(tp, tlen, l3, check_icrc, &p);
 	/* An unsupported opcode is all that may be wrong with a packet that

@@ -6,9 +6,13 @@
 // ("M beat_address wstrb wdata", one line per beat) for tests/hw/
 // sb_memcmp, which compares it with the model's own writes.
 //
-//   vvp tb.vvp +trace=T +out=O [+seed=N] [+stall=PCT] [+hs=1]
+//   vvp tb.vvp +trace=T +out=O [+seed=N] [+stall=PCT] [+hs=1] [+look=N]
 //     stall: percent of cycles the memory and the doorbell consumer
-//            hold their ready low (random, from seed)
+//            hold their ready low, and the CMAC stream has no beat
+//            (random, from seed)
+//     look:  frames (P lines) the CMAC stream may run ahead of the
+//            IP's writes (the IP's RX buffer): the sniffer sees later
+//            packets before the IP stores earlier ones
 //     cidelay: software's IMMQ consumer index (C events) reaches memory
 //            only this many cycles later: the block finds the IMMQ full
 //            and must poll and hold the IP meanwhile
@@ -56,9 +60,13 @@ module tb_sideband;
     reg  [ID_W-1:0] m_bid = 0;
     reg           m_bvalid = 0, m_rvalid = 0;
     reg  [511:0]  m_rdata = 0;
-    reg  [63:0]   ieth_tdata = 0, hdr_tdata = 0;
-    reg           ieth_tvalid = 0, hdr_tvalid = 0;
-    wire          ieth_tready, hdr_tready;
+    reg  [63:0]   ieth_tdata = 0;
+    reg           ieth_tvalid = 0;
+    wire          ieth_tready;
+    reg  [511:0]  cm_tdata = 0;
+    reg  [63:0]   cm_tkeep = 0;
+    reg           cm_tlast = 0, cm_tvalid = 0;
+    wire [31:0]   n_nohdr, n_frames, n_icrc, n_kept;
     reg  [31:0]   db_i_data = 0;
     reg  [9:0]    db_i_addr = 0;
     reg           db_i_valid = 0;
@@ -90,15 +98,24 @@ module tb_sideband;
         .m_axi_arready(m_arready), .m_axi_rdata(m_rdata), .m_axi_rlast(1'b1),
         .m_axi_rvalid(m_rvalid), .m_axi_rready(m_rready),
         .ieth_tdata(ieth_tdata), .ieth_tvalid(ieth_tvalid), .ieth_tready(ieth_tready),
-        .hdr_tdata(hdr_tdata), .hdr_tvalid(hdr_tvalid), .hdr_tready(hdr_tready),
+        .cm_tdata(cm_tdata), .cm_tkeep(cm_tkeep), .cm_tlast(cm_tlast),
+        .cm_tvalid(cm_tvalid), .cm_tready(1'b1),
         .rq_db_i_data(db_i_data), .rq_db_i_addr(db_i_addr), .rq_db_i_valid(db_i_valid),
         .rq_db_i_rdy(db_i_rdy), .rq_db_o_data(db_o_data), .rq_db_o_addr(db_o_addr),
         .rq_db_o_valid(db_o_valid), .rq_db_o_rdy(db_o_rdy),
-        .busy(busy), .err(err));
+        .busy(busy), .err(err), .n_nohdr(n_nohdr), .n_frames(n_frames),
+        .n_icrc(n_icrc), .n_kept(n_kept));
 
     // ---- options ----
     reg [8*1024-1:0] trace_path, out_path;
-    integer seed = 1, stall = 0, hs = 0, cidelay = 0, cycle = 0;
+    integer seed = 1, stall = 0, hs = 0, cidelay = 0, look = 0, cycle = 0;
+    localparam integer IP_LAT = 8;  // cycles from a frame's end to the IP's writes for it
+    // the two readers of the trace: the IP's writes (fd) and the CMAC (fp)
+    integer p_need = 0;     // P lines the write side has passed
+    integer p_sent = 0;     // frames the CMAC side has sent
+    integer p_done = 0;     // ... the cycle its last one ended
+    integer r_done = 0;     // R lines the write side has applied
+    integer n_frame_beats = 0;
     integer fd, fo, rc;
     integer n_ev = 0, n_pkt = 0, n_beats = 0, n_reg = 0, n_imm = 0, n_db = 0;
     integer n_mbeats = 0, n_ar = 0, n_bip = 0, n_bsent = 0;
@@ -180,7 +197,12 @@ module tb_sideband;
             $fwrite(fo, "M %h %h %h\n", {cur_db[AW-1:6], 6'd0},
                     64'hF << cur_db[5:0], {16{db_o_data}});
         if (s_bvalid) n_bip = n_bip + 1;
-        if (err) fail("the block raised err");
+        if (err) begin
+            $display("TB block: state=%0d qp=%0d wimm=%b op=%h se=%b hit=%b bad=%b order=%b ieth=%h nohdr=%0d",
+                     dut.state, dut.p_qp, dut.p_wimm, dut.p_op, dut.p_se, dut.q_hit,
+                     dut.q_bad, dut.q_order, dut.ie_word, n_nohdr);
+            fail("the block raised err");
+        end
     end
 
     // ---- the IP side: the trace, one event at a time ----
@@ -196,11 +218,19 @@ module tb_sideband;
         begin
             t = 0;
             @(posedge clk);
-            while (!((which == 0 && hdr_tready) || (which == 1 && s_awready) ||
+            while (!((which == 1 && s_awready) ||
                      (which == 2 && s_wready) || (which == 3 && ieth_tready) ||
-                     (which == 4 && db_i_rdy))) begin
+                     (which == 4 && db_i_rdy) ||
+                     (which == 5 && p_sent >= p_need && cycle - p_done >= IP_LAT) ||
+                     (which == 6 && !busy))) begin
                 t = t + 1;
-                if (t > TIMEOUT) fail("handshake timeout: the block stalls");
+                if (t > TIMEOUT) begin
+                    $display("TB block: state=%0d qp=%0d wimm=%b op=%h hit=%b ieth=%h ie_full=%b wait=%0d p_sent=%0d p_need=%0d ci=%0d iwp=%0d depth=%0d db=%h",
+                             dut.state, dut.p_qp, dut.p_wimm, dut.p_op, dut.q_hit,
+                             dut.ie_word, dut.ie_full, which, p_sent, p_need, dut.q_ci, dut.q_iwp, dut.q_depth, dut.q_db);
+                    $display("TB rxhdr: op=%0d f_rd=%0d f_wr=%0d q_snap=%0d q_snapped=%b fl_pend=%b q_req=%b", dut.hdr.op, dut.hdr.f_rd, dut.hdr.f_wr, dut.hdr.q_snap, dut.hdr.q_snapped, dut.hdr.fl_pend, dut.q_req);
+                    fail("handshake timeout: the block stalls");
+                end
                 @(posedge clk);
             end
         end
@@ -226,6 +256,7 @@ module tb_sideband;
         rc = $value$plusargs("stall=%d", stall);
         rc = $value$plusargs("hs=%d", hs);
         rc = $value$plusargs("cidelay=%d", cidelay);
+        rc = $value$plusargs("look=%d", look);
         rs = seed;
         fd = $fopen(trace_path, "r");
         fo = $fopen(out_path, "w");
@@ -240,8 +271,25 @@ module tb_sideband;
             rc = $fscanf(fd, "%s", tag);
             if (rc == 1) begin
                 n_ev = n_ev + 1;
+                // the IP writes for a packet after it has received it
+                if (tag != "#" && tag != "P" && tag != "C")
+                    wait_hs(5);
                 case (tag)
-                "#": rc = $fgets(line, fd);
+                "#": begin      // a comment; "# H qp ...": the packet stored
+                    rc = $fgets(line, fd);
+                    rc = $sscanf(line, " H %h", a);
+                    if (rc == 1) begin
+                        cur_qp = a[7:0];
+                        n_pkt = n_pkt + 1;
+                    end
+                end
+                "P": begin      // a frame: the CMAC side sends it
+                    rc = $fscanf(fd, "%h", a);
+                    for (k = 0; k < a; k = k + 1)
+                        rc = $fgets(line, fd);
+                    rc = $fgets(line, fd);
+                    p_need = p_need + 1;
+                end
                 "R": begin      // s_axi_lite write
                     rc = $fscanf(fd, "%h %h", a, b);
                     snp_awaddr <= a[31:0]; snp_wdata <= b[31:0];
@@ -250,17 +298,12 @@ module tb_sideband;
                     snp_awvalid <= 1'b0; snp_wvalid <= 1'b0;
                     repeat (2) @(posedge clk);
                     n_reg = n_reg + 1;
-                end
-                "H": begin      // header sniffer beat
-                    rc = $fscanf(fd, "%h %h %h %h", a, b, c, d);
-                    cur_qp = a[7:0];
-                    hdr_tdata <= {d[31:0], 8'd0, a[7:0], 7'd0, c[0], b[7:0]};
-                    hdr_tvalid <= 1'b1;
-                    wait_hs(0);
-                    hdr_tvalid <= 1'b0;
-                    n_pkt = n_pkt + 1;
+                    r_done = r_done + 1;
                 end
                 "C": begin      // software's IMMQ CI word in memory
+                    // ... as software left it after the packets before:
+                    // it cannot consume what the block has not written
+                    wait_hs(6);
                     rc = $fscanf(fd, "%h %h", a, b);
                     k = n_ci;
                     for (i = 0; i < n_ci; i = i + 1)
@@ -319,10 +362,64 @@ module tb_sideband;
             if (t > TIMEOUT) fail("the block never went idle");
         end
         repeat (20) @(posedge clk);
-        $display("TB PASS trace=%0s events=%0d registers=%0d packets=%0d ip_write_beats=%0d ieth_beats=%0d doorbells=%0d memory_beats=%0d ci_reads=%0d hs=%0d stall=%0d cidelay=%0d",
-                 trace_path, n_ev, n_reg, n_pkt, n_beats, n_imm, n_db, n_mbeats, n_ar, hs, stall, cidelay);
+        while (p_sent < p_need) @(posedge clk);
+        repeat (20) @(posedge clk);
+        if (n_frames != p_sent) fail("the sniffer did not count every frame");
+        $display("TB PASS trace=%0s events=%0d registers=%0d packets=%0d ip_write_beats=%0d ieth_beats=%0d doorbells=%0d memory_beats=%0d ci_reads=%0d frames=%0d frame_beats=%0d bad_icrc=%0d kept=%0d hs=%0d stall=%0d cidelay=%0d look=%0d",
+                 trace_path, n_ev, n_reg, n_pkt, n_beats, n_imm, n_db, n_mbeats, n_ar,
+                 n_frames, n_frame_beats, n_icrc, n_kept, hs, stall, cidelay, look);
         $fclose(fo);
         $finish;
+    end
+    // ---- the CMAC side: every P line's frame, in order, at most look
+    // frames ahead of the write side, never past a register write the
+    // write side has not applied ----
+    integer fp, rcp, r_seen = 0, nfb, kk, tp;
+    reg [8*16-1:0] ptag;
+    reg [8*4096-1:0] pline;
+    reg [63:0] pa, pkeep;
+    reg [511:0] pdata;
+    initial begin
+        @(posedge resetn);
+        fp = $fopen(trace_path, "r");
+        if (fp == 0) begin
+            $display("TB FAIL: cannot open %0s twice", trace_path); $finish;
+        end
+        while (!$feof(fp)) begin
+            ptag = 0;
+            rcp = $fscanf(fp, "%s", ptag);
+            if (rcp == 1) begin
+                if (ptag == "P") begin
+                    rcp = $fscanf(fp, "%h", pa);
+                    nfb = pa;
+                    tp = 0;
+                    while (!(p_sent < p_need + look && r_done >= r_seen)) begin
+                        @(posedge clk);
+                        tp = tp + 1;
+                        if (tp > 10 * TIMEOUT) fail("the CMAC side waited forever");
+                    end
+                    for (kk = 0; kk < nfb; kk = kk + 1) begin
+                        rcp = $fscanf(fp, "%s %h %h", ptag, pkeep, pdata);
+                        if (rcp != 3 || ptag != "F") fail("F line expected");
+                        @(posedge clk);
+                        while (stalled(0)) begin
+                            cm_tvalid <= 1'b0;
+                            @(posedge clk);
+                        end
+                        cm_tdata <= pdata; cm_tkeep <= pkeep;
+                        cm_tlast <= (kk == nfb - 1); cm_tvalid <= 1'b1;
+                        n_frame_beats = n_frame_beats + 1;
+                    end
+                    @(posedge clk);
+                    cm_tvalid <= 1'b0; cm_tlast <= 1'b0;
+                    p_sent = p_sent + 1;
+                    p_done = cycle;
+                end else begin
+                    if (ptag == "R") r_seen = r_seen + 1;
+                    rcp = $fgets(pline, fp);
+                end
+            end
+        end
     end
 endmodule
 
