@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_priv.h"
+#include "ernic_wire.h"
 
 /* A free hold slot, its queue allocated, or NULL. */
 static struct eng_hold *hold_slot(struct eng *e)
@@ -55,7 +56,7 @@ void eng_rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	if (!e->hold_wanted)
 		return;
 	/* eng_rx_packet asks only for a request to an existing QP */
-	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
+	i = ernic_get24(tp + 5);	/* BTH DestQP */
 	h->qp = i;
 	h->head = h->n = 0;
 	h->until = now + e->hold_ns;

@@ -14,6 +14,7 @@
 
 #include "axi_trace.h"
 #include "engine_priv.h"
+#include "ernic_wire.h"
 
 /* ---- error buffer and drops ---- */
 
@@ -541,7 +542,7 @@ static bool trace_frame_now(const struct eng *e, const uint8_t *tp,
 
 	if (e->rerun || tlen < ROCE_BTH_LEN)
 		return true;
-	i = (uint32_t)tp[5] << 16 | (uint32_t)tp[6] << 8 | tp[7];
+	i = ernic_get24(tp + 5);	/* BTH DestQP */
 	return i > e->m->c_num_qp || !e->qp[i].hold;
 }
 

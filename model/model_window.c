@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "ernic_window.h"
+#include "ernic_wire.h"
 #include "model_priv.h"
 #include "roce_pkt.h"
 
@@ -369,7 +370,7 @@ unsigned int ernic_window_before_rx(struct ernic_window *w,
 
 	if (len < ROCE_BTH_LEN)
 		return 0;
-	qpn = (uint32_t)bth[5] << 16 | (uint32_t)bth[6] << 8 | bth[7];
+	qpn = ernic_get24(bth + 5);	/* BTH DestQP */
 	flags = roce_opcode_flags(bth[0]);
 	if (flags & ROCE_HDR_RETH)
 		key_at = ROCE_BTH_LEN + 8;
