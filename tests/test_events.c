@@ -8,6 +8,7 @@
  * whose events were never read.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,23 @@ static void expect_event(struct evside *e, int ms, const char *what)
 	ibv_ack_cq_events(cq, 1);
 }
 
+/* What an unexpected event came with: the completions waiting on e's CQ
+ * and whether e's context has an async event queued (a QP gone fatal
+ * fires its CQs too). Printed before the test fails. */
+static void event_diag(struct evside *e)
+{
+	struct pollfd pf = { .fd = e->s->ctx->async_fd, .events = POLLIN };
+	struct ibv_wc wc[4];
+	int n = ibv_poll_cq(e->cq, 4, wc);
+
+	print_error("  %d completion(s) waiting%s\n", n,
+		    poll(&pf, 1, 0) == 1 ? ", an async event queued" : "");
+	for (int k = 0; k < n; k++)
+		print_error("  wr_id %" PRIu64 " %s opcode %d byte_len %u\n",
+			    wc[k].wr_id, ibv_wc_status_str(wc[k].status),
+			    wc[k].opcode, wc[k].byte_len);
+}
+
 static void expect_no_event(struct evside *e, const char *what)
 {
 	struct ibv_cq *cq;
@@ -80,6 +98,7 @@ static void expect_no_event(struct evside *e, const char *what)
 	if (!ernicdv_get_cq_event(e->ch, &cq, &cq_ctx, QUIET_MS)) {
 		/* Acked, or destroying the CQ in teardown would wait for it. */
 		ibv_ack_cq_events(cq, 1);
+		event_diag(e);
 		fail_msg("%s: unexpected CQ event", what);
 	}
 	assert_int_equal(errno, ETIMEDOUT);
