@@ -117,7 +117,9 @@ static int ua_irq_fd(struct ernic_access *acc)
 	return to_uio(acc)->irq;
 }
 
-/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol). */
+/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol);
+ * a device that reads all-ones is gone (ERNIC_REG_GONE): ENODEV, the
+ * line left masked. */
 static int ua_irq_enable(struct ernic_access *acc)
 {
 	const uint32_t one = 1;
@@ -128,6 +130,8 @@ static int ua_irq_enable(struct ernic_access *acc)
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
 	    read(fd, &count, sizeof(count)) != sizeof(count))
 		return errno ? errno : EIO;
+	if (ernic_mmio_gone(to_uio(acc)->regs))
+		return ENODEV;
 	if (write(fd, &one, sizeof(one)) != sizeof(one))
 		return errno ? errno : EIO;
 	return 0;
@@ -533,6 +537,12 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		goto err;
 	}
 	ua->regs = (volatile uint32_t *)((char *)ua->regs_map + m0.offset);
+	if (ernic_mmio_gone(ua->regs)) {
+		rc = ENODEV;
+		snprintf(err, errlen, "uio: %s: registers read all-ones: the "
+			 "device is gone (removed, or its link is down)", dev);
+		goto err;
+	}
 	rc = conf->udmabuf[0] ?
 		     udmabuf_open(conf, &ua->dma, err, errlen) :
 		     uio_dma_create(ua->fd, (off_t)(conf->dma_map * page), false,

@@ -156,7 +156,9 @@ static int va_irq_fd(struct ernic_access *acc)
  * cause raised meanwhile may have sent its MSI before the count is
  * consumed here, or none at all if the line never dropped, so a cause
  * still pending after consuming signals the eventfd again: what UIO's
- * level interrupt does when it is unmasked.
+ * level interrupt does when it is unmasked. A device that reads
+ * all-ones is gone (ERNIC_REG_GONE): ENODEV, and no signal, or every
+ * wait would return at once.
  */
 static int va_irq_enable(struct ernic_access *acc)
 {
@@ -165,6 +167,8 @@ static int va_irq_enable(struct ernic_access *acc)
 
 	if (read(v->irq, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return errno;
+	if (ernic_mmio_gone(v->regs))
+		return ENODEV;
 	if (ernic_mmio_rd(v->regs, ERNIC_INTSTS) &
 	    ernic_mmio_rd(v->regs, ERNIC_INTEN) & ERNIC_INT_ALL) {
 		n = 1;
@@ -443,6 +447,9 @@ static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 	if (rc)
 		return rc;
 	v->regs = v->win.regs;
+	if (ernic_mmio_gone(v->regs))
+		FAIL(ENODEV, "registers read all-ones: the device is gone "
+		     "(removed, or its link is down)");
 
 	rc = region_info(v->sys, v->device, VFIO_PCI_CONFIG_REGION_INDEX, &ri,
 			 &len);

@@ -9,6 +9,7 @@
 #define ERNIC_MMIO_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ernic_hw.h"
@@ -26,6 +27,13 @@ static inline uint32_t ernic_mmio_rd(volatile uint32_t *win, uint32_t off)
 				 memory_order_relaxed);
 	udma_from_device_barrier();
 	return v;
+}
+
+/* Nothing answers at the window: INTSTS reads all-ones (ERNIC_REG_GONE),
+ * as every register of a PCIe function that is gone does. */
+static inline bool ernic_mmio_gone(volatile uint32_t *win)
+{
+	return ernic_mmio_rd(win, ERNIC_INTSTS) == ERNIC_REG_GONE;
 }
 
 /* As the kernel's writel(): the CPU's stores to DMA memory before it

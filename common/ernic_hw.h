@@ -173,6 +173,13 @@ enum ernic_tx_ack_gen {
 #define ERNIC_INT_FATAL ERNIC_BIT(7)
 #define ERNIC_INT_CNP ERNIC_BIT(8)
 #define ERNIC_INT_ALL (ERNIC_GENMASK(8, 0) & ~ERNIC_BIT(2))
+/*
+ * What every read returns once nothing answers at the window: a PCIe
+ * function removed or whose link is down completes reads with all-ones.
+ * A working IP never reads so at INTSTS, whose bits [31:9] are reserved
+ * (read 0).
+ */
+#define ERNIC_REG_GONE 0xFFFFFFFFu
 
 /* RESPHNDSTS: PG332 "QP Fatal Recovery" polls bit 16 ("sq pici db check en") */
 #define ERNIC_RESPHNDSTS_QP_INDEX ERNIC_GENMASK(7, 0)

@@ -48,7 +48,8 @@ static struct fake {
 	const char *fail_call;		/* or this other call, with EACCES */
 	int fail_errno, api;
 	bool no_type1v2, no_type1, not_viable, no_msix, no_msi, no_caps,
-	     sparse, high_ranges, no_huge;
+	     sparse, high_ranges, no_huge,
+	     gone;	/* the BAR reads all-ones: a card pulled */
 	uint64_t bar_size;
 	char log[96][16];		/* the steps, in order */
 	int nlog;
@@ -325,6 +326,8 @@ static void *f_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		F.win_off = (uint64_t)off;
 		F.win_len = len;
 		F.win = calloc(1, len);
+		if (F.win && F.gone)
+			memset(F.win, 0xFF, len);
 		F.win_refs = 1;
 		return F.win;
 	}
@@ -536,6 +539,19 @@ void test_open_flow(void **state)
 	regs[ERNIC_INTSTS / 4] = ERNIC_INT_FATAL;	/* not enabled */
 	assert_int_equal(acc->ops->irq_enable(acc), 0);
 	assert_false(readable(fd));
+	/* A card pulled: every register reads all-ones. Not a level to
+	 * signal again (each wait would return at once, for ever): ENODEV,
+	 * and the next wait waits. */
+	regs[ERNIC_INTEN / 4] = ERNIC_REG_GONE;
+	regs[ERNIC_INTSTS / 4] = ERNIC_REG_GONE;
+	assert_int_equal(write(fd, &one, sizeof(one)), 8);
+	assert_int_equal(acc->ops->irq_enable(acc), ENODEV);
+	assert_false(readable(fd));
+	assert_int_equal(write(fd, &one, sizeof(one)), 8);
+	assert_int_equal(acc->ops->wait_irq(acc, 100), -ENODEV);
+	assert_int_equal(acc->ops->wait_irq(acc, 0), 0);
+	regs[ERNIC_INTEN / 4] = 0;
+	regs[ERNIC_INTSTS / 4] = 0;
 
 	acc->ops->dma_free(acc, &d);
 	assert_null(d.va);
@@ -662,6 +678,8 @@ void test_open_errors(void **state)
 		{ 0, 0, 7, ENOENT, "iommu_group: No such file" },
 		{ 0, 0, 8, ENOSPC, "no IOVA range below 0x100000000" },
 		{ 0, 0, 9, EINVAL, "BAR 3: the BAR does not exist" },
+		{ 0, 0, 10, ENODEV, "registers read all-ones: the device is "
+		  "gone (removed, or its link is down)" },
 	};
 	struct ernic_access *acc;
 	struct ernic_conf c;
@@ -679,6 +697,7 @@ void test_open_errors(void **state)
 		F.bar_size = t[k].knob == 5 ? 0x40000 : MIB;
 		F.sparse = t[k].knob == 6;
 		F.high_ranges = t[k].knob == 8;
+		F.gone = t[k].knob == 10;
 		if (t[k].knob == 6)
 			c.vfio_offset = 0x40000;
 		if (t[k].knob == 7)
