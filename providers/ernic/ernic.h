@@ -111,6 +111,9 @@ struct ernic_dev {
 	 * state last reported (ernic_port.c, interrupt thread only). */
 	struct ernic_context *ev_ctxs;
 	bool port_up;
+	/* The registers read all-ones (ERNIC_REG_GONE): the device is gone
+	 * and every QP in error (ernic_event.c). */
+	atomic_bool lost;
 };
 
 struct ernic_context {
@@ -605,6 +608,12 @@ void ernic_qps_quiesce(struct ernic_dev *dev);
 /* The QP went to ERR: its armed CQs fire (flush completions are due). */
 void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp);
 /* Before freeing: drop unread events, wait for the read ones' acks. */
+/* The device is gone (its registers read all-ones, or a client's broker
+ * went away). As the kernel reports a device that is gone, every context
+ * hears IBV_EVENT_DEVICE_FATAL; every QP goes to error, so that what was
+ * posted completes flushed in poll_cq and armed CQs wake to find it; a
+ * broker ends its service. Caller holds neither dev->lock nor ev_lock. */
+void ernic_events_lost(struct ernic_dev *dev);
 void ernic_events_qp_gone(struct ernic_dev *dev, struct ernic_qp *qp);
 void ernic_events_cq_gone(struct ernic_dev *dev, struct ernic_cq *cq);
 /* QPCONF[3:2] for qp: interrupts only where a channel can take them. */
@@ -652,6 +661,16 @@ void ernic_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A verb refuses its input: log why (debug level), return err. */
 int ernic_refuse(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* EIO for a verb that needs the IP once the device is gone (the
+ * kernel's answer on a disassociated device); 0 while it is there. */
+static inline int ernic_lost_refuse(struct ernic_dev *dev, const char *verb)
+{
+	if (!atomic_load_explicit(&dev->lost, memory_order_relaxed))
+		return 0;
+	return ernic_refuse(EIO, "%s: the device is gone (its registers read "
+			    "all-ones)", verb);
+}
 
 /* EPERM for a post on a QP handed to user logic (ernic_offload.c). */
 static inline int ernic_offload_refuse(const struct ernic_qp *qp,

@@ -215,6 +215,17 @@ static void kick_send(struct ernic_broker *b, struct conn *c)
 	}
 }
 
+void ernic_broker_lost(struct ernic_dev *dev)
+{
+	struct ernic_broker *b = dev->broker;
+	const struct eb_msg wake = { .op = 0 };
+
+	if (send(b->answers[1], &wake, sizeof(wake),
+		 MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		ernic_log("broker: cannot wake its thread: %s",
+			  strerror(errno));
+}
+
 void ernic_broker_kick(struct ernic_dev *dev)
 {
 	struct ernic_broker *b = dev->broker;
@@ -512,6 +523,21 @@ static void send_answers(struct ernic_broker *b)
 	}
 }
 
+/* The device is gone: each client hears why before its connections
+ * close, which ends the service. */
+static void lost_tell(struct ernic_broker *b)
+{
+	static const struct eb_msg m = { .op = EB_LOST };
+
+	ernic_log("broker: %s is gone: its processes lose it",
+		  b->dev->vdev.device.name);
+	pthread_mutex_lock(&b->lock);
+	for (size_t k = 0; k < b->nconns; k++)
+		if (b->conns[k]->kind == CONN_CTL && b->conns[k]->ev >= 0)
+			push(b->conns[k], &m);
+	pthread_mutex_unlock(&b->lock);
+}
+
 enum { PFD_STOP, PFD_LISTEN, PFD_ANSWERS, PFD_CONNS };
 
 static void serve(struct ernic_broker *b, int stop_fd)
@@ -551,6 +577,10 @@ static void serve(struct ernic_broker *b, int stop_fd)
 		}
 		if (pfd[PFD_STOP].revents)
 			return;
+		if (atomic_load(&b->dev->lost)) {
+			lost_tell(b);
+			return;
+		}
 		if (pfd[PFD_ANSWERS].revents)
 			send_answers(b);
 		pthread_mutex_lock(&b->lock);

@@ -48,6 +48,7 @@ enum ernic_broker_op {
 				 * open itself (VFIO) -> status, the shared
 				 * region's bus and len, and with SCM_RIGHTS
 				 * the device's file and the region's */
+	EB_LOST,		/* events: the device is gone (registers all-ones) */
 };
 
 struct eb_msg {
@@ -78,6 +79,9 @@ void ernic_broker_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code);
 /* After INTSTS's completion or receive cause was cleared: kick the
  * clients whose QPs have bits set in the per-QP status words. */
 void ernic_broker_kick(struct ernic_dev *dev);
+/* The device is gone (ernic_events_lost): the broker's thread ends its
+ * service, and its clients, their connections closed, lose it too. */
+void ernic_broker_lost(struct ernic_dev *dev);
 
 /* The client side (ernic_client.c). connect: 0 when the device has a
  * broker (this process becomes its client), ENOENT when it has none. */

@@ -25,6 +25,7 @@ struct ernic_client {
 	int ctl, ev;
 	pthread_mutex_t lock;
 	bool gone;		/* the broker closed the event connection */
+	bool lost;		/* it said the device is gone (EB_LOST) */
 };
 
 int ernic_broker_path(const struct ernic_dev *dev, char *buf, size_t len)
@@ -267,6 +268,8 @@ void ernic_client_event(struct ernic_dev *dev)
 			ernic_events_fatal(dev, m.qpn, m.code);
 		else if (m.op == EB_KICK)
 			ernic_events_kicked(dev);
+		else if (m.op == EB_LOST)
+			c->lost = true;
 		else
 			ernic_log("the broker sent an unknown message %u",
 				  m.op);
@@ -274,10 +277,15 @@ void ernic_client_event(struct ernic_dev *dev)
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	/* End of the connection: without its broker the IP serves nobody. */
-	ernic_log("%s: the device's broker is gone: the device is lost",
-		  dev->vdev.device.name);
+	if (c->lost)
+		ernic_log("%s: registers read all-ones: the device is gone "
+			  "(removed, or its link is down); its QPs are in "
+			  "error", dev->vdev.device.name);
+	else
+		ernic_log("%s: the device's broker is gone: the device is lost",
+			  dev->vdev.device.name);
 	c->gone = true;
-	ernic_events_port(dev, IBV_EVENT_DEVICE_FATAL);
+	ernic_events_lost(dev);
 }
 
 int ernic_client_mad_send(struct ernic_dev *dev,

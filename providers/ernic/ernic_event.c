@@ -35,6 +35,7 @@
 
 #include "ernic.h"
 #include "ernic_broker.h"
+#include "ernic_cq.h"
 
 /* Kernel ABI records (rdma/ib_user_verbs.h), what libibverbs reads. */
 struct ernic_comp_event_desc {
@@ -286,16 +287,52 @@ void ernic_events_fatal(struct ernic_dev *dev, uint32_t qpn, uint32_t code)
 	pthread_mutex_unlock(&dev->ev_lock);
 }
 
+void ernic_events_lost(struct ernic_dev *dev)
+{
+	atomic_store(&dev->lost, true);
+	ernic_events_port(dev, IBV_EVENT_DEVICE_FATAL);
+	pthread_mutex_lock(&dev->ev_lock);
+	for (uint32_t i = 0; i <= dev->conf.c_num_qp; i++) {
+		struct ernic_qp *qp = dev->ev_qp[i];
+
+		if (!qp)
+			continue;
+		ernic_qp_set_err(qp);
+		cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
+		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+	}
+	pthread_mutex_unlock(&dev->ev_lock);
+	/* A broker's clients hear of it by their connections' end. */
+	if (dev->broker)
+		ernic_broker_lost(dev);
+}
+
+/* INTSTS read all-ones: nothing answers at the window any more. The
+ * interrupt thread stops after this: a level that reads all-ones would
+ * call it again for ever. */
+static void dev_gone(struct ernic_dev *dev)
+{
+	ernic_log("%s: registers read all-ones: the device is gone (removed, "
+		  "or its link is down); its QPs are in error",
+		  dev->vdev.device.name);
+	ernic_events_lost(dev);
+}
+
 /* One interrupt: the causes first (cleared before the per-QP words, so a
- * cause raised meanwhile interrupts again), then the QPs. */
-static void ev_service(struct ernic_dev *dev)
+ * cause raised meanwhile interrupts again), then the QPs. False when the
+ * device is gone (dev_gone). */
+static bool ev_service(struct ernic_dev *dev)
 {
 	uint32_t sts, cnp[ERNIC_CNPSCHD_WORDS];
 
-	sts = ernic_rd(dev->acc, ERNIC_INTSTS) & ERNIC_INT_ALL;
-
+	sts = ernic_rd(dev->acc, ERNIC_INTSTS);
+	if (sts == ERNIC_REG_GONE) {
+		dev_gone(dev);
+		return false;
+	}
+	sts &= ERNIC_INT_ALL;
 	if (!sts)
-		return;
+		return true;
 	/* Clearing INTSTS[8] clears these: read them first. */
 	if (sts & ERNIC_INT_CNP)
 		ernic_cnp_pending(dev, cnp);
@@ -319,6 +356,7 @@ static void ev_service(struct ernic_dev *dev)
 	if (dev->broker &&
 	    (sts & (ERNIC_INT_WQE_COMPLETION | ERNIC_INT_RQ_PKT_RX)))
 		ernic_broker_kick(dev);
+	return true;
 }
 
 void ernic_events_kicked(struct ernic_dev *dev)
@@ -369,6 +407,7 @@ static void *ev_main(void *arg)
 		{ .fd = ernic_port_watch_open(dev), .events = POLLIN },
 		{ .fd = ernic_client_event_fd(dev), .events = POLLIN },
 	};
+	int rc;
 
 	/* named for top, perf and gdb (a failure costs only the name) */
 	pthread_setname_np(pthread_self(), "ernic-events");
@@ -393,8 +432,14 @@ static void *ev_main(void *arg)
 		}
 		if (!(pfd[0].revents & POLLIN))
 			continue;
-		ev_service(dev);
-		if (acc->ops->irq_enable(acc))
+		if (!ev_service(dev))
+			break;
+		rc = acc->ops->irq_enable(acc);
+		if (rc == ENODEV) {	/* gone since the service read INTSTS */
+			dev_gone(dev);
+			break;
+		}
+		if (rc)
 			ernic_log("cannot unmask the interrupt: no more events");
 	}
 	if (pfd[2].fd >= 0)

@@ -297,6 +297,13 @@ int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int mask)
 		return ernic_refuse(EINVAL, "modify_qp: QP %u: attr_mask 0x%x "
 				    "not supported", to_eqp(ibqp)->idx,
 				    mask & ~known);
+	/* A gone device takes nothing but the way out: ERR, RESET. */
+	if (!(mask & IBV_QP_STATE) || (attr->qp_state != IBV_QPS_ERR &&
+				       attr->qp_state != IBV_QPS_RESET)) {
+		ret = ernic_lost_refuse(dev, "modify_qp");
+		if (ret)
+			return ret;
+	}
 
 	pthread_mutex_lock(&dev->lock);
 	cur = qp->attr.qp_state;

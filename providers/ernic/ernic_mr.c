@@ -134,7 +134,9 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	uint8_t gen8;
 	int ret;
 
-	ret = access_to_hw(access, &type);
+	ret = ernic_lost_refuse(dev, "reg_mr");
+	if (!ret)
+		ret = access_to_hw(access, &type);
 	if (!ret && (!addr || !length || (uint64_t)length >> 48 ||
 		     hca_va + length < hca_va))
 		ret = ernic_refuse(EINVAL, "reg_mr: addr %p, length %zu, "

@@ -203,7 +203,9 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	struct ernic_qp *qp;
 	int ret;
 
-	ret = check_init_attr(context, attr);
+	ret = ernic_lost_refuse(dev, "create_qp");
+	if (!ret)
+		ret = check_init_attr(context, attr);
 	if (ret) {
 		errno = ret;
 		return NULL;
