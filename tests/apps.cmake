@@ -46,8 +46,10 @@ set_tests_properties(app_pcap_selftest PROPERTIES TIMEOUT 60)
 # app_devshare: the device state file (ernicctl show) through a kill -9.
 # app_latency_path: how ping-pongs' packets are taken (engine counters)
 # and in which order an ACK and the reply it waited for leave (a capture).
+# app_unplug: a virtual FPGA pulled under ibv_rc_pingpong -e and
+# ibv_asyncwatch (devices of its own).
 foreach(_t pingpong perftest loss uio noncoherent channels rdmacm devshare
-        latency_path)
+        latency_path unplug)
   add_test(NAME app_${_t} COMMAND bash ${_apps}/${_t}.sh)
 endforeach()
 add_test(NAME app_capture
@@ -56,7 +58,7 @@ add_test(NAME app_capture
 add_test(NAME app_ecn COMMAND bash ${_apps}/ecn.sh $<TARGET_FILE:icrc_check>)
 set_tests_properties(app_pingpong app_perftest app_loss app_uio
   app_noncoherent app_channels app_rdmacm app_capture app_ecn app_devshare
-  app_latency_path PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
+  app_latency_path app_unplug PROPERTIES FIXTURES_REQUIRED ernicdevs ENVIRONMENT "${ERNIC_TEST_ENV}"
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1200)
 
 # ernic_check under ernic_faultq's drops, duplicates, reordering and bit

@@ -20,6 +20,9 @@
  *   usage: ernic-vfpga --root DIR --conf FILE [--dma-mib N] [--ready-fd FD]
  * FILE is the model's configuration (ernic.conf keys of a software
  * device: addr, wire, PG332 parameters). Runs until SIGTERM or SIGINT.
+ * SIGUSR1 is a surprise removal (unplug): what a driver sees of a PCIe
+ * card pulled or whose link went down. The IP stops, every register
+ * reads all-ones, and the handler hears one last interrupt.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +65,9 @@ static struct {
 	struct ernic_model *m;
 	struct ernic_window *w;
 	atomic_bool stop;
+	bool gone;			/* unplugged (SIGUSR1) */
+	pthread_t poller;
+	uint32_t *regs;			/* the window file */
 	int clients[MAX_CLIENTS];
 	bool control[MAX_CLIENTS];	/* flushes only: no event counts */
 	uint32_t irq_count;
@@ -192,7 +198,8 @@ static void send_count(void)
 static void client_flush(int k, const struct ernic_vfpga_msg *req)
 {
 	vf.control[k] = true;
-	ernic_window_sync(vf.w);
+	if (!vf.gone)
+		ernic_window_sync(vf.w);
 	if (send(vf.clients[k], req, sizeof(*req),
 		 MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)sizeof(*req))
 		client_close(k);
@@ -216,13 +223,33 @@ static void client_msg(int k)
 		client_flush(k, &u.req);
 		return;
 	}
-	if (n != sizeof(u.v) || u.v != 1)
+	if (n != sizeof(u.v) || u.v != 1 || vf.gone)
 		return;
 	/* The handler's W1C writes reach the model before the unmask, as
 	 * on the bus they precede it. */
 	ernic_window_sync(vf.w);
 	vf.irq_out = false;
 	ernic_model_irq_enable(vf.m);
+}
+
+/* SIGUSR1: the card is pulled. The IP stops first (no DMA, nothing on
+ * the wire, no window pass that would write registers back), then every
+ * register reads all-ones, as reads of a PCIe function that is gone
+ * complete; the handler hears of it by one last interrupt. */
+static void unplug(void)
+{
+	if (vf.gone)
+		return;
+	vf.gone = true;
+	atomic_store(&vf.stop, true);
+	pthread_join(vf.poller, NULL);
+	ernic_model_stop(vf.m);
+	memset(vf.regs, 0xFF, ERNIC_REG_SPACE_SIZE);
+	vf.irq_count++;
+	vf.irq_out = true;
+	send_count();
+	fprintf(stderr, "ernic-vfpga: unplugged (SIGUSR1): registers read "
+		"all-ones\n");
 }
 
 static int listen_irq(void)
@@ -245,14 +272,16 @@ static void serve(int lsock, int sigfd)
 {
 	int irqfd = ernic_model_irq_fd(vf.m);
 
-	while (!atomic_load(&vf.stop)) {
+	for (;;) {
 		struct pollfd p[3 + MAX_CLIENTS];
+		struct signalfd_siginfo si;
 		int n = 0;
 
 		p[n++] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = lsock, .events = POLLIN };
 		/* While delivered, the line is masked: do not look. */
-		p[n++] = (struct pollfd){ .fd = vf.irq_out ? -1 : irqfd,
+		p[n++] = (struct pollfd){ .fd = vf.irq_out || vf.gone ? -1 :
+									irqfd,
 					  .events = POLLIN };
 		for (int k = 0; k < MAX_CLIENTS; k++)
 			p[n++] = (struct pollfd){ .fd = vf.clients[k],
@@ -262,8 +291,14 @@ static void serve(int lsock, int sigfd)
 				continue;
 			die("poll: %s", strerror(errno));
 		}
-		if (p[0].revents)
+		if (p[0].revents) {
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
+			    si.ssi_signo == SIGUSR1) {
+				unplug();
+				continue;
+			}
 			break;
+		}
 		if (p[1].revents & POLLIN) {
 			int c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
 			int k = 0;
@@ -305,8 +340,6 @@ int main(int argc, char **argv)
 	char err[512];
 	uint64_t dma_bus;
 	uint8_t *dma;
-	uint32_t *regs;
-	pthread_t thr;
 	sigset_t sigs;
 	char *end;
 
@@ -343,6 +376,7 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGPIPE);
+	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	sigfd = signalfd(-1, &sigs, SFD_CLOEXEC);
 	if (sigfd < 0)
@@ -351,7 +385,7 @@ int main(int argc, char **argv)
 	mkdirs("dev");
 	mkdirs("sys/class/uio/uio0/maps/map0");
 	mkdirs("sys/class/u-dma-buf/udmabuf0");
-	regs = shared_file("dev/uio0", ERNIC_REG_SPACE_SIZE);
+	vf.regs = shared_file("dev/uio0", ERNIC_REG_SPACE_SIZE);
 	dma = shared_file("dev/udmabuf0", dma_mib << 20);
 
 	vf.m = ernic_model_create(&conf);
@@ -359,7 +393,7 @@ int main(int argc, char **argv)
 		die("model: %s", strerror(errno));
 	if (ernic_model_map(vf.m, dma, dma_mib << 20, 4096, &dma_bus))
 		die("model: cannot map the DMA region");
-	vf.w = ernic_window_create(vf.m, regs);
+	vf.w = ernic_window_create(vf.m, vf.regs);
 	if (!vf.w)
 		die("register window: %s", strerror(errno));
 	if (ernic_model_start(vf.m, &conf, err, sizeof(err)))
@@ -380,7 +414,7 @@ int main(int argc, char **argv)
 	lsock = listen_irq();
 	attr("pid", "%d", (int)getpid());
 
-	if (pthread_create(&thr, NULL, poller, NULL))
+	if (pthread_create(&vf.poller, NULL, poller, NULL))
 		die("poller thread failed");
 	if (ready_fd >= 0) {
 		if (write(ready_fd, "ready\n", 6) != 6)
@@ -389,8 +423,10 @@ int main(int argc, char **argv)
 	}
 	serve(lsock, sigfd);
 
-	atomic_store(&vf.stop, true);
-	pthread_join(thr, NULL);
+	if (!vf.gone) {
+		atomic_store(&vf.stop, true);
+		pthread_join(vf.poller, NULL);
+	}
 	ernic_model_stop(vf.m);	/* no rx hook into a window that is gone */
 	ernic_window_destroy(vf.w);
 	ernic_model_destroy(vf.m);
