@@ -117,24 +117,30 @@ static int ua_irq_fd(struct ernic_access *acc)
 	return to_uio(acc)->irq;
 }
 
-/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol);
- * a device that reads all-ones is gone (ERNIC_REG_GONE): ENODEV, the
- * line left masked. */
-static int ua_irq_enable(struct ernic_access *acc)
+/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol),
+ * or with gone_check leave the line masked and return ENODEV when the
+ * device reads all-ones (ERNIC_REG_GONE). */
+static int irq_unmask(struct uio_access *ua, bool gone_check)
 {
 	const uint32_t one = 1;
 	uint32_t count;
-	int fd = to_uio(acc)->irq;
+	int fd = ua->irq;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
 	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) &&
 	    read(fd, &count, sizeof(count)) != sizeof(count))
 		return errno ? errno : EIO;
-	if (ernic_mmio_gone(to_uio(acc)->regs))
+	if (gone_check && ernic_mmio_gone(ua->regs))
 		return ENODEV;
 	if (write(fd, &one, sizeof(one)) != sizeof(one))
 		return errno ? errno : EIO;
 	return 0;
+}
+
+/* After the handler: a device gone meanwhile is not unmasked. */
+static int ua_irq_enable(struct ernic_access *acc)
+{
+	return irq_unmask(to_uio(acc), true);
 }
 
 static int ua_wait_irq(struct ernic_access *acc, int timeout_ms)
@@ -537,12 +543,6 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		goto err;
 	}
 	ua->regs = (volatile uint32_t *)((char *)ua->regs_map + m0.offset);
-	if (ernic_mmio_gone(ua->regs)) {
-		rc = ENODEV;
-		snprintf(err, errlen, "uio: %s: registers read all-ones: the "
-			 "device is gone (removed, or its link is down)", dev);
-		goto err;
-	}
 	rc = conf->udmabuf[0] ?
 		     udmabuf_open(conf, &ua->dma, err, errlen) :
 		     uio_dma_create(ua->fd, (off_t)(conf->dma_map * page), false,
@@ -553,7 +553,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		uio_dma_set_noncoherent(ua->dma);
 	/* Interrupts start masked until the first unmask (UIO semantics
 	 * for a fresh open): unmask now, the provider handles them. */
-	rc = ua->irq < 0 ? 0 : ua_irq_enable(&ua->base);
+	rc = ua->irq < 0 ? 0 : irq_unmask(ua, false);
 	if (rc) {
 		snprintf(err, errlen, "uio: %s: cannot unmask the interrupt: %s",
 			 dev, strerror(rc));

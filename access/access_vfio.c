@@ -447,9 +447,6 @@ static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 	if (rc)
 		return rc;
 	v->regs = v->win.regs;
-	if (ernic_mmio_gone(v->regs))
-		FAIL(ENODEV, "registers read all-ones: the device is gone "
-		     "(removed, or its link is down)");
 
 	rc = region_info(v->sys, v->device, VFIO_PCI_CONFIG_REGION_INDEX, &ri,
 			 &len);

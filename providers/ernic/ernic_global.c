@@ -214,6 +214,21 @@ static int qp1_create(struct ernic_dev *dev, char *err, size_t errlen)
 	return ernic_mad_start(dev, err, errlen);
 }
 
+/* Something answers at the window: a device that is gone (removed, its
+ * link down) reads all-ones, which INTSTS never does on the IP. The
+ * access layer opens such a window (a test device behind the driver may
+ * read so there); the provider does not drive it. */
+static int check_answers(struct ernic_dev *dev, char *err, size_t errlen)
+{
+	if (ernic_rd(dev->acc, ERNIC_INTSTS) != ERNIC_REG_GONE)
+		return 0;
+	snprintf(err, errlen, "registers read all-ones: the device is gone "
+		 "(removed, or its link is down)");
+	dev->acc->ops->close(dev->acc);
+	dev->acc = NULL;
+	return ENODEV;
+}
+
 /* A broker's client: the IP is configured and QP1 is the broker's; this
  * process only drives its own QPs. */
 static int client_start(struct ernic_dev *dev, char *err, size_t errlen)
@@ -230,6 +245,8 @@ static int client_start(struct ernic_dev *dev, char *err, size_t errlen)
 	} else {
 		ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
 	}
+	if (!ret)
+		ret = check_answers(dev, err, errlen);
 	if (ret)
 		return ret;
 	/* Its slot is what the broker knows it by: after the access (a
@@ -289,6 +306,8 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	ret = ernic_access_open(&dev->conf, &dev->acc, err, errlen);
+	if (!ret)
+		ret = check_answers(dev, err, errlen);
 	if (ret) {
 		ernic_share_stop(dev);
 		return ret;
