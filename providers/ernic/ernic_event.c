@@ -535,13 +535,25 @@ uint32_t ernic_qp_int_bits(const struct ernic_qp *qp)
 int ernic_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
+	struct ernic_dev *dev = ctx_dev(ibcq->context);
 
 	/* Without a channel there is nowhere to deliver to, as with a
 	 * kernel provider the arm is accepted and has no effect. */
 	atomic_store(&cq->arm, solicited_only ? ERNIC_ARM_SOLICITED :
 						ERNIC_ARM_ALL);
+	/* A gone device's CQs hold flushes or nothing will come: an arm
+	 * fires at once, or a program that re-armed after the loss's fire
+	 * (polling completions that came before it) would sleep for ever.
+	 * Against ernic_events_lost: each stores, then loads the other's
+	 * word (sequentially consistent), so one of them fires. */
+	if (atomic_load(&dev->lost)) {
+		pthread_mutex_lock(&dev->ev_lock);
+		cq_fire(cq, true);
+		pthread_mutex_unlock(&dev->ev_lock);
+		return 0;
+	}
 	/* The application waits for an event now, not in poll_cq. */
-	ernic_progress_stop(ctx_dev(ibcq->context)->acc, true);
+	ernic_progress_stop(dev->acc, true);
 	return 0;
 }
 
