@@ -5,7 +5,9 @@
  * window, map dma_map (1 by default) a physically contiguous DDR region
  * the IP masters for queues, doorbells and registered memory, and the
  * device file's read()/write() are the interrupt (Documentation/
- * driver-api/uio-howto: a 4-byte event count; writing 1 unmasks).
+ * driver-api/uio-howto: a 4-byte event count; writing 1 unmasks). A PCIe
+ * card under uio_pci_generic: map0 is BAR 0, DMA memory comes from
+ * u-dma-buf, and INTx is unmasked in PCI_COMMAND instead.
  *
  * With no IOMMU the IP needs one physical base per MR (PG332 "Memory
  * Registration"), which an ordinary user buffer does not have: see
@@ -19,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/pci_regs.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -49,6 +52,8 @@ struct uio_access {
 	struct ernic_access_ops ops;	/* uio_ops, + dma_sync if coherent=0 */
 	int fd;
 	int irq;			/* fd, or the virtual FPGA's socket */
+	int cfg;			/* uio_pci_generic: the function's
+					 * config space (INTx unmask); -1 */
 	int ctl;			/* virtual FPGA: flushes; else -1 */
 	pthread_mutex_t ctl_lock;	/* one flush at a time on ctl */
 	uint32_t ctl_seq;
@@ -117,9 +122,32 @@ static int ua_irq_fd(struct ernic_access *acc)
 	return to_uio(acc)->irq;
 }
 
-/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol),
- * or with gone_check leave the line masked and return ENODEV when the
- * device reads all-ones (ERNIC_REG_GONE). */
+/*
+ * uio_pci_generic has no irqcontrol (a write to the device file fails
+ * with ENOSYS): its handler masks INTx in PCI_COMMAND, and user space
+ * unmasks by clearing INTX_DISABLE there, as the kernel's uio-howto
+ * does: one byte, the command register's high one.
+ */
+static int intx_unmask(struct uio_access *ua)
+{
+	const uint8_t dis = PCI_COMMAND_INTX_DISABLE >> 8;
+	uint8_t hi;
+
+	errno = 0;
+	if (pread(ua->cfg, &hi, 1, PCI_COMMAND + 1) != 1)
+		return errno ? errno : EIO;
+	if (!(hi & dis))
+		return 0;
+	hi &= (uint8_t)~dis;
+	errno = 0;
+	if (pwrite(ua->cfg, &hi, 1, PCI_COMMAND + 1) != 1)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* Consume the event count, then unmask (uio_pdrv_genirq irqcontrol, or
+ * uio_pci_generic's INTx), or with gone_check leave the line masked and
+ * return ENODEV when the device reads all-ones (ERNIC_REG_GONE). */
 static int irq_unmask(struct uio_access *ua, bool gone_check)
 {
 	const uint32_t one = 1;
@@ -132,6 +160,8 @@ static int irq_unmask(struct uio_access *ua, bool gone_check)
 		return errno ? errno : EIO;
 	if (gone_check && ernic_mmio_gone(ua->regs))
 		return ENODEV;
+	if (ua->cfg >= 0)
+		return intx_unmask(ua);
 	if (write(fd, &one, sizeof(one)) != sizeof(one))
 		return errno ? errno : EIO;
 	return 0;
@@ -229,6 +259,8 @@ static void ua_close(struct ernic_access *acc)
 		close(ua->irq);
 	if (ua->fd >= 0)
 		close(ua->fd);
+	if (ua->cfg >= 0)
+		close(ua->cfg);
 	free(ua);
 }
 
@@ -320,6 +352,16 @@ int uio_map_info(const char *sysdir, unsigned int idx, struct uio_map *m)
 	if (!rc && read_hex(p, &m->offset))
 		m->offset = 0;
 	return rc;
+}
+
+/* The UIO device is a PCI function under uio_pci_generic (its name). */
+static bool uio_pci_generic(const char *sysdir)
+{
+	char p[PATH_MAX + 8], name[64];
+
+	snprintf(p, sizeof(p), "%s/name", sysdir);
+	return !read_attr(p, name, sizeof(name)) &&
+	       !strcmp(name, "uio_pci_generic");
 }
 
 int uio_find(const char *root, const char *want, char *sysdir, size_t sdlen,
@@ -457,6 +499,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 	struct uio_map m0, md;
 	char sysdir[PATH_MAX], dev[PATH_MAX];
 	unsigned int num;
+	bool pci;
 	int rc;
 
 	rc = uio_find(conf->uio_root, conf->uio, sysdir, sizeof(sysdir), &num);
@@ -464,6 +507,14 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		snprintf(err, errlen, "uio: no UIO device '%s' under %s/sys/class/uio",
 			 conf->uio, conf->uio_root);
 		return rc;
+	}
+	pci = uio_pci_generic(sysdir);
+	if (pci && !conf->udmabuf[0]) {
+		snprintf(err, errlen, "uio: %s is a PCI function under "
+			 "uio_pci_generic, which maps its BARs but no DMA "
+			 "memory: load u-dma-buf and name its buffer with "
+			 "udmabuf= (docs/hardware.md)", sysdir);
+		return ENODEV;
 	}
 	if (uio_map_info(sysdir, 0, &m0) ||
 	    (!conf->udmabuf[0] && uio_map_info(sysdir, conf->dma_map, &md))) {
@@ -493,6 +544,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 	ua->base.ops = &ua->ops;
 	ua->irq = -1;
 	ua->ctl = -1;
+	ua->cfg = -1;
 	pthread_mutex_init(&ua->ctl_lock, NULL);
 	snprintf(dev, sizeof(dev), "%s/dev/uio%u", conf->uio_root, num);
 	ua->fd = open(dev, O_RDWR | O_CLOEXEC);
@@ -528,6 +580,18 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 	rc = irq_open(ua, dev, conf->hw_role != ERNIC_HW_CLIENT, err, errlen);
 	if (rc)
 		goto err;
+	if (pci && ua->irq >= 0) {
+		char cfg[PATH_MAX + 16];
+
+		snprintf(cfg, sizeof(cfg), "%s/device/config", sysdir);
+		ua->cfg = open(cfg, O_RDWR | O_CLOEXEC);
+		if (ua->cfg < 0) {
+			rc = errno;
+			snprintf(err, errlen, "uio: %s (uio_pci_generic's INTx "
+				 "is unmasked there): %s", cfg, strerror(rc));
+			goto err;
+		}
+	}
 	if (ua->ctl >= 0)
 		ua->ops.reg_write = vfpga_reg_write;
 	/* UIO selects map N with offset N pages; a map starts mid-page by

@@ -11,13 +11,17 @@ set_tests_properties(hw_sideband PROPERTIES FIXTURES_REQUIRED ernicdevs
   TIMEOUT 600)
 
 # The hardware backends on real kernel drivers (issue 17): the
-# ../shared/hwguest guest (vfio-pci behind an emulated IOMMU, QEMU's
-# edu) runs hw_vfio_edu, built here. Label kernel-hw: booting a TCG
-# guest is too slow for every run, so scripts/test.sh leaves it out;
-# by hand: ctest -L kernel-hw (root, the guest image built).
-add_executable(hw_vfio_edu ${CMAKE_CURRENT_LIST_DIR}/hw/vfio_edu.c)
-target_link_libraries(hw_vfio_edu PRIVATE ernic_access)
+# ../shared/hwguest guest (vfio-pci behind an emulated IOMMU,
+# uio_pci_generic, QEMU's edu) runs hw_vfio_edu and hw_uio_edu, built
+# here. Label kernel-hw: booting a TCG guest is too slow for every run,
+# so scripts/test.sh leaves it out; by hand: ctest -L kernel-hw (root,
+# the guest image built).
+add_library(edu_util STATIC ${CMAKE_CURRENT_LIST_DIR}/hw/edu_util.c)
+foreach(_b vfio uio)
+  add_executable(hw_${_b}_edu ${CMAKE_CURRENT_LIST_DIR}/hw/${_b}_edu.c)
+  target_link_libraries(hw_${_b}_edu PRIVATE ernic_access edu_util)
+endforeach()
 add_test(NAME kernel_hw COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hw/kernel_hw.sh
-  $<TARGET_FILE:hw_vfio_edu>)
+  $<TARGET_FILE:hw_vfio_edu> $<TARGET_FILE:hw_uio_edu>)
 set_tests_properties(kernel_hw PROPERTIES LABELS kernel-hw
   SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 900)

@@ -1,21 +1,24 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# The VFIO backend on the real vfio-pci driver (ctest -L kernel-hw; by
+# The hardware backends on real kernel drivers (ctest -L kernel-hw; by
 # hand, not in CI): boots the ../shared/hwguest guest (QEMU TCG, q35 with
 # an emulated Intel IOMMU, Debian's kernel), binds its second edu
-# (00:06.0, a 64-bit DMA mask) to vfio-pci, runs hw_vfio_edu there (built
-# on this host; the guest is the same Debian) and checks that the IOMMU
-# faulted the DMA hw_vfio_edu aimed at an IOVA it never mapped.
-#   kernel_hw.sh HW_VFIO_EDU         (root)
+# (00:06.0, a 64-bit DMA mask) to vfio-pci and runs hw_vfio_edu there,
+# then checks that the IOMMU faulted the DMA hw_vfio_edu aimed at an
+# IOVA it never mapped; binds its first edu (00:05.0) to uio_pci_generic
+# and runs hw_uio_edu. Both are built on this host (the guest is the
+# same Debian).
+#   kernel_hw.sh HW_VFIO_EDU HW_UIO_EDU        (root)
 # HWGUEST: the hwguest scripts' directory (default: the ../shared/hwguest
 # beside this checkout); HWGUEST_WORK: its WORK (default /tmp/hwguest),
 # where build-image.sh left the image.
 set -uo pipefail
-prog=${1:?usage: kernel_hw.sh HW_VFIO_EDU}
+prog=${1:?usage: kernel_hw.sh HW_VFIO_EDU HW_UIO_EDU}
+uprog=${2:?usage: kernel_hw.sh HW_VFIO_EDU HW_UIO_EDU}
 here=$(cd "$(dirname "$0")" && pwd)
 hwguest=${HWGUEST:-$here/../../../shared/hwguest}
 export WORK=${HWGUEST_WORK:-/tmp/hwguest}
-bdf=0000:00:06.0
+bdf=0000:00:06.0 ubdf=0000:00:05.0
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (QEMU, the guest's share)"
@@ -49,6 +52,7 @@ if ! bash "$hwguest/start-guest.sh" >"$WORK/start.log" 2>&1; then
 	exit 1
 fi
 cp "$prog" "$WORK/share/hw_vfio_edu"
+cp "$uprog" "$WORK/share/hw_uio_edu"
 cp "$hwguest/bind.sh" "$WORK/share/bind.sh"
 
 echo "guest: $(in_guest 'uname -r; ls /sys/kernel/iommu_groups | wc -l' | tr '\n' ' ')(kernel, IOMMU groups)"
@@ -72,6 +76,16 @@ if [ -n "$iova" ] && grep -qi "fault addr 0x0*$iova" <<<"$faults"; then
 else
 	bad "no IOMMU fault for the unmapped IOVA 0x${iova:-?}"
 fi
+
+# The UIO backend on uio_pci_generic.
+out=$(in_guest "bash /mnt/host/bind.sh uio_pci_generic $ubdf; ls /sys/bus/pci/devices/$ubdf/uio")
+echo "$out"
+uio=$(grep -o '^uio[0-9]*$' <<<"$out" | head -1)
+[ -n "$uio" ] || bad "$ubdf did not bind to uio_pci_generic"
+in_guest -t 300 "/mnt/host/hw_uio_edu $uio $ubdf" >"$WORK/uio_edu.out" 2>&1
+rc=$?
+cat "$WORK/uio_edu.out"
+[ "$rc" = 0 ] || bad "hw_uio_edu in the guest: exit $rc"
 
 [ "$fail" = 0 ] && echo "PASS: kernel_hw"
 exit "$fail"

@@ -12,71 +12,27 @@
  * Each check prints "ok: ..." or "FAIL: ..."; the exit status is the
  * number of failures (0: all passed).
  *
- * edu's registers (QEMU docs/specs/edu.rst): 0x00 id 0x010000ed, 0x04
- * liveness (reads back inverted), 0x24 interrupt status, 0x60 raise,
- * 0x64 acknowledge, 0x80 / 0x88 DMA source / destination, 0x90 count,
- * 0x98 command (bit 0 run, bit 1 edu -> RAM). Its DMA buffer is 4 KiB at
- * 0x40000 of its own space; QEMU 7.2 fails a 4096-byte transfer, so
- * transfers here stay below. Addresses are written as 32-bit words, so
- * the IOVAs are kept below 4 GiB (c_m_axi_addr_width=32).
+ * edu's DMA buffer is 4 KiB (edu_util.h); QEMU 7.2 fails a 4096-byte
+ * transfer, so transfers here stay below. Addresses are written as
+ * 32-bit words, so the IOVAs are kept below 4 GiB
+ * (c_m_axi_addr_width=32).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/pci_regs.h>
-#include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ernic_access.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"
+#include "edu_util.h"
 
-#define EDU_ID 0x00
-#define EDU_LIVE 0x04
-#define EDU_IRQ_STATUS 0x24
-#define EDU_IRQ_RAISE 0x60
-#define EDU_IRQ_ACK 0x64
-#define EDU_DMA_SRC 0x80
-#define EDU_DMA_DST 0x88
-#define EDU_DMA_CNT 0x90
-#define EDU_DMA_CMD 0x98
-#define EDU_DMA_RUN 1u
-#define EDU_DMA_TO_RAM 2u
-#define EDU_BUF 0x40000u
-
-static int failures;
 static const char *bdf;
-
-static void check(int ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(ok ? "ok: " : "FAIL: ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	failures += !ok;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
 
 /* One edu DMA of len bytes between bus and edu's buffer; true when
  * the engine finished within 5 s. */
@@ -110,22 +66,12 @@ static int round_trip(struct ernic_access *acc, uint64_t src_bus,
 	return edu_dma(acc, src_bus, len, 0) && edu_dma(acc, dst_bus, len, 1);
 }
 
-/* PCI_COMMAND's bus-master bit, read from sysfs config space. */
+/* PCI_COMMAND's bus-master bit, -1 if unread. */
 static int bus_master(void)
 {
-	char path[128];
-	uint16_t cmd = 0;
-	int fd;
+	int cmd = pci_command(bdf);
 
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/config", bdf);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || pread(fd, &cmd, 2, PCI_COMMAND) != 2) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return !!(cmd & PCI_COMMAND_MASTER);
+	return cmd < 0 ? -1 : !!(cmd & PCI_COMMAND_MASTER);
 }
 
 /* HugePages_Free of /proc/meminfo, -1 if unknown. */
@@ -141,13 +87,6 @@ static long huge_free(void)
 	if (f)
 		fclose(f);
 	return n;
-}
-
-static int readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
 }
 
 static void test_dma(struct ernic_access *acc)
@@ -270,7 +209,7 @@ int main(int argc, char **argv)
 	if (rc)
 		return 1;
 	v = ernic_rd(acc, EDU_ID);
-	check(v == 0x010000ed, "BAR 0 mapped: edu's id %#x", v);
+	check(v == EDU_ID_VALUE, "BAR 0 mapped: edu's id %#x", v);
 	ernic_wr(acc, EDU_LIVE, 0x12345678);
 	v = ernic_rd(acc, EDU_LIVE);
 	check(v == ~0x12345678u, "edu's liveness register answers %#x", v);
@@ -279,6 +218,7 @@ int main(int argc, char **argv)
 	test_msi(acc);
 	acc->ops->close(acc);
 	check(bus_master() == 0, "bus mastering off after close");
-	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-	return failures;
+	printf("%s: %d failure(s)\n", check_failures() ? "FAIL" : "PASS",
+	       check_failures());
+	return check_failures();
 }
