@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -40,6 +41,11 @@ struct vfio_access {
 	char bdf[ERNIC_BDF_LEN + 1];
 	int container, group, device, irq;
 	bool irq_on;
+	/* The driver's request for the device back (unbind, hot unplug):
+	 * VFIO_PCI_REQ_IRQ_INDEX on req; with it, irq_fd is ep, an epoll
+	 * of irq and req. -1 where the kernel has no such request. */
+	int req, ep;
+	bool req_on, req_seen;
 	uint32_t irq_index;		/* VFIO_PCI_MSIX/MSI_IRQ_INDEX */
 	bool master_set;		/* we set PCI_COMMAND_MASTER */
 	uint64_t cmd_off;		/* PCI_COMMAND in the device fd */
@@ -147,7 +153,9 @@ static void va_unmap_user(struct ernic_access *acc, uint64_t bus, size_t len)
 
 static int va_irq_fd(struct ernic_access *acc)
 {
-	return to_vfio(acc)->irq;
+	struct vfio_access *v = to_vfio(acc);
+
+	return v->ep >= 0 ? v->ep : v->irq;
 }
 
 /*
@@ -167,7 +175,10 @@ static int va_irq_enable(struct ernic_access *acc)
 
 	if (read(v->irq, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return errno;
-	if (ernic_mmio_gone(v->regs))
+	/* Unbound or being unplugged: vfio-pci waits for us to let go. */
+	if (v->req >= 0 && read(v->req, &n, sizeof(n)) == sizeof(n))
+		v->req_seen = true;
+	if (v->req_seen || ernic_mmio_gone(v->regs))
 		return ENODEV;
 	if (ernic_mmio_rd(v->regs, ERNIC_INTSTS) &
 	    ernic_mmio_rd(v->regs, ERNIC_INTEN) & ERNIC_INT_ALL) {
@@ -186,7 +197,7 @@ static int va_flush(struct ernic_access *acc)
 
 static int va_wait_irq(struct ernic_access *acc, int timeout_ms)
 {
-	struct pollfd p = { .fd = to_vfio(acc)->irq, .events = POLLIN };
+	struct pollfd p = { .fd = va_irq_fd(acc), .events = POLLIN };
 	int r = poll(&p, 1, timeout_ms);
 
 	if (r <= 0)
@@ -236,6 +247,16 @@ static void va_close(struct ernic_access *acc)
 		vfio_irq_arg(off, v->irq_index, -1);
 		sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, off);
 	}
+	if (v->req_on) {
+		_Alignas(struct vfio_irq_set) uint8_t off[VFIO_IRQ_ARG_LEN];
+
+		vfio_irq_arg(off, VFIO_PCI_REQ_IRQ_INDEX, -1);
+		sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, off);
+	}
+	if (v->ep >= 0)
+		close(v->ep);
+	if (v->req >= 0)
+		sys->close(v->req);
 	/* The IP's DMA stops before its memory leaves the IOMMU. */
 	if (v->master_set)
 		set_master(v, false);
@@ -463,6 +484,55 @@ static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 	return 0;
 }
 
+/*
+ * vfio-pci asks its user to release the device before an unbind or a
+ * hot unplug completes (VFIO_PCI_REQ_IRQ_INDEX), and waits. Its eventfd
+ * and the interrupt's go into one epoll, which irq_fd hands out: the
+ * handler wakes for either, and irq_enable then says ENODEV, so that the
+ * provider reports the device gone and the application closes it. A
+ * kernel without the request: nothing to add.
+ */
+static int open_req(struct vfio_access *v, char *err, size_t errlen)
+{
+	_Alignas(struct vfio_irq_set) uint8_t set[VFIO_IRQ_ARG_LEN];
+	struct vfio_irq_info ii = { .argsz = sizeof(ii),
+				    .index = VFIO_PCI_REQ_IRQ_INDEX };
+	struct epoll_event e = { .events = EPOLLIN };
+	int rc;
+
+	if (v->sys->ioctl(v->device, VFIO_DEVICE_GET_IRQ_INFO, &ii) ||
+	    !ii.count || !(ii.flags & VFIO_IRQ_INFO_EVENTFD))
+		return 0;
+	v->req = v->sys->eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (v->req < 0) {
+		rc = errno;
+		FAIL(rc, "eventfd: %s", strerror(rc));
+	}
+	vfio_irq_arg(set, VFIO_PCI_REQ_IRQ_INDEX, v->req);
+	if (v->sys->ioctl(v->device, VFIO_DEVICE_SET_IRQS, set)) {
+		rc = errno;
+		FAIL(rc, "VFIO_DEVICE_SET_IRQS (the driver's request): %s",
+		     strerror(rc));
+	}
+	v->req_on = true;
+	v->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (v->ep < 0) {
+		rc = errno;
+		FAIL(rc, "epoll_create1: %s", strerror(rc));
+	}
+	e.data.fd = v->irq;
+	if (epoll_ctl(v->ep, EPOLL_CTL_ADD, v->irq, &e)) {
+		rc = errno;
+		FAIL(rc, "epoll_ctl: %s", strerror(rc));
+	}
+	e.data.fd = v->req;
+	if (epoll_ctl(v->ep, EPOLL_CTL_ADD, v->req, &e)) {
+		rc = errno;
+		FAIL(rc, "epoll_ctl: %s", strerror(rc));
+	}
+	return 0;
+}
+
 /* Vector 0 of MSI-X, else of MSI, triggers an eventfd. */
 static int open_irq(struct vfio_access *v, char *err, size_t errlen)
 {
@@ -496,7 +566,7 @@ static int open_irq(struct vfio_access *v, char *err, size_t errlen)
 		     strerror(rc));
 	}
 	v->irq_on = true;
-	return 0;
+	return open_req(v, err, errlen);
 }
 
 int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
@@ -521,6 +591,7 @@ int ernic_access_vfio_open_sys(const struct ernic_conf *conf,
 	}
 	v->sys = sys;
 	v->container = v->group = v->device = v->irq = -1;
+	v->req = v->ep = -1;
 	v->ops = vfio_ops;
 	if (!conf->coherent)
 		v->ops.dma_sync = va_dma_sync;

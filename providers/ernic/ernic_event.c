@@ -307,14 +307,14 @@ void ernic_events_lost(struct ernic_dev *dev)
 		ernic_broker_lost(dev);
 }
 
-/* INTSTS read all-ones: nothing answers at the window any more. The
+/* Nothing answers at the window any more (INTSTS read all-ones), or
+ * the driver wants the device back (the access layer's ENODEV). The
  * interrupt thread stops after this: a level that reads all-ones would
  * call it again for ever. */
-static void dev_gone(struct ernic_dev *dev)
+static void dev_gone(struct ernic_dev *dev, const char *why)
 {
-	ernic_log("%s: registers read all-ones: the device is gone (removed, "
-		  "or its link is down); its QPs are in error",
-		  dev->vdev.device.name);
+	ernic_log("%s: %s: the device is gone (removed, or its link is "
+		  "down); its QPs are in error", dev->vdev.device.name, why);
 	ernic_events_lost(dev);
 }
 
@@ -327,7 +327,7 @@ static bool ev_service(struct ernic_dev *dev)
 
 	sts = ernic_rd(dev->acc, ERNIC_INTSTS);
 	if (sts == ERNIC_REG_GONE) {
-		dev_gone(dev);
+		dev_gone(dev, "registers read all-ones");
 		return false;
 	}
 	sts &= ERNIC_INT_ALL;
@@ -436,7 +436,8 @@ static void *ev_main(void *arg)
 			break;
 		rc = acc->ops->irq_enable(acc);
 		if (rc == ENODEV) {	/* gone since the service read INTSTS */
-			dev_gone(dev);
+			dev_gone(dev, "registers read all-ones, or its driver "
+				 "asks for it back");
 			break;
 		}
 		if (rc)

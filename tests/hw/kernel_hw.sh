@@ -77,6 +77,28 @@ else
 	bad "no IOMMU fault for the unmapped IOVA 0x${iova:-?}"
 fi
 
+# The driver wants the device back: an unbind from vfio-pci while
+# hw_vfio_edu holds it. vfio-pci asks (VFIO_PCI_REQ_IRQ_INDEX) and waits;
+# the backend hears it and the program closes, so the unbind completes.
+id=$(in_guest -b "/mnt/host/hw_vfio_edu $bdf --unbind")
+for ((i = 0; i < 600; i++)); do
+	grep -q "waiting for the driver's request" "$WORK/share/out/$id.out" 2>/dev/null && break
+	sleep 0.1
+done
+t0=$(date +%s%N)
+in_guest -t 120 "echo $bdf > /sys/bus/pci/drivers/vfio-pci/unbind; ls -l /sys/bus/pci/devices/$bdf/driver 2>&1 | tail -1" >"$WORK/unbind.out" 2>&1
+t1=$(date +%s%N)
+in_guest -w "$id" >"$WORK/vfio_unbind.out" 2>&1
+rc=$?
+grep -E "^(ok|FAIL|waiting)" "$WORK/vfio_unbind.out" | tail -3
+[ "$rc" = 0 ] || bad "hw_vfio_edu --unbind: exit $rc"
+if grep -q "No such file" "$WORK/unbind.out"; then
+	echo "ok: the unbind completed in $(((t1 - t0) / 1000000)) ms, the device released"
+else
+	cat "$WORK/unbind.out"
+	bad "the unbind did not complete"
+fi
+
 # The UIO backend on uio_pci_generic.
 out=$(in_guest "bash /mnt/host/bind.sh uio_pci_generic $ubdf; ls /sys/bus/pci/devices/$ubdf/uio")
 echo "$out"

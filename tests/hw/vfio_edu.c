@@ -7,7 +7,12 @@
  * a real kernel: a BAR to map, a DMA engine that reads and writes IOVAs
  * through the IOMMU, MSI, and bus mastering in config space.
  *
- *   hw_vfio_edu BDF      (an edu bound to vfio-pci; root)
+ *   hw_vfio_edu BDF [--unbind]      (an edu bound to vfio-pci; root)
+ *
+ * With --unbind it then says "waiting for the driver's request" and
+ * waits until the driver asks for the device back (kernel_hw.sh unbinds
+ * it from vfio-pci meanwhile): the interrupt fd wakes and the re-arm
+ * says ENODEV, and the close lets the unbind finish.
  *
  * Each check prints "ok: ..." or "FAIL: ..."; the exit status is the
  * number of failures (0: all passed).
@@ -193,8 +198,9 @@ int main(int argc, char **argv)
 	uint32_t v;
 	int rc;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: hw_vfio_edu BDF (edu on vfio-pci)\n");
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "--unbind"))) {
+		fprintf(stderr, "usage: hw_vfio_edu BDF [--unbind] (edu on "
+			"vfio-pci)\n");
 		return 2;
 	}
 	bdf = argv[1];
@@ -216,6 +222,17 @@ int main(int argc, char **argv)
 	check(bus_master() == 1, "bus mastering on while open");
 	test_dma(acc);
 	test_msi(acc);
+	if (argc == 3) {
+		uint64_t t0;
+
+		printf("waiting for the driver's request\n");
+		fflush(stdout);
+		t0 = now_ms();
+		rc = acc->ops->wait_irq(acc, 60000);
+		check(rc == -ENODEV, "the unbind's request wakes the interrupt "
+		      "fd after %" PRIu64 " ms, and the re-arm says ENODEV (%d)",
+		      now_ms() - t0, rc);
+	}
 	acc->ops->close(acc);
 	check(bus_master() == 0, "bus mastering off after close");
 	printf("%s: %d failure(s)\n", check_failures() ? "FAIL" : "PASS",
