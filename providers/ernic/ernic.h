@@ -111,8 +111,8 @@ struct ernic_dev {
 	 * state last reported (ernic_port.c, interrupt thread only). */
 	struct ernic_context *ev_ctxs;
 	bool port_up;
-	/* The registers read all-ones (ERNIC_REG_GONE): the device is gone
-	 * and every QP in error (ernic_event.c). */
+	/* The device is gone and every QP in error (ernic_events_lost);
+	 * cleared when it starts again. */
 	atomic_bool lost;
 };
 
@@ -607,13 +607,14 @@ void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp);
 void ernic_qps_quiesce(struct ernic_dev *dev);
 /* The QP went to ERR: its armed CQs fire (flush completions are due). */
 void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp);
-/* Before freeing: drop unread events, wait for the read ones' acks. */
-/* The device is gone (its registers read all-ones, or a client's broker
- * went away). As the kernel reports a device that is gone, every context
- * hears IBV_EVENT_DEVICE_FATAL; every QP goes to error, so that what was
- * posted completes flushed in poll_cq and armed CQs wake to find it; a
- * broker ends its service. Caller holds neither dev->lock nor ev_lock. */
+/* The device is gone (its registers read all-ones, its driver wants it
+ * back, or a client's broker went away). As the kernel reports a device
+ * that is gone, every context hears IBV_EVENT_DEVICE_FATAL; every QP goes
+ * to error, so that what was posted completes flushed in poll_cq and
+ * armed CQs wake to find it; a broker ends its service. Caller holds
+ * neither dev->lock nor ev_lock. */
 void ernic_events_lost(struct ernic_dev *dev);
+/* Before freeing: drop unread events, wait for the read ones' acks. */
 void ernic_events_qp_gone(struct ernic_dev *dev, struct ernic_qp *qp);
 void ernic_events_cq_gone(struct ernic_dev *dev, struct ernic_cq *cq);
 /* QPCONF[3:2] for qp: interrupts only where a channel can take them. */
@@ -668,8 +669,7 @@ static inline int ernic_lost_refuse(struct ernic_dev *dev, const char *verb)
 {
 	if (!atomic_load_explicit(&dev->lost, memory_order_relaxed))
 		return 0;
-	return ernic_refuse(EIO, "%s: the device is gone (its registers read "
-			    "all-ones)", verb);
+	return ernic_refuse(EIO, "%s: the device is gone", verb);
 }
 
 /* EPERM for a post on a QP handed to user logic (ernic_offload.c). */

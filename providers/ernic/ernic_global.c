@@ -282,6 +282,7 @@ int ernic_dev_start(struct ernic_dev *dev, char *err, size_t errlen)
 	ret = ernic_conf_load(dev->conf_path, &dev->conf, err, errlen);
 	if (ret)
 		return ret;
+	atomic_store(&dev->lost, false);	/* a device back after a loss */
 	/* A UIO or VFIO device with a broker is shared through it (its own
 	 * start chose ERNIC_HW_BROKER); without one, this process has it
 	 * alone. */
