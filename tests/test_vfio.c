@@ -340,6 +340,54 @@ static void test_args(void **state)
 		    s->index == VFIO_PCI_MSI_IRQ_INDEX);
 }
 
+static bool fd_readable(int fd)
+{
+	return poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0) == 1;
+}
+/* The driver's request for the device back (an unbind, a hot unplug):
+ * registered where offered, behind one irq_fd with the MSI eventfd; an
+ * MSI still re-arms as before, the request makes the re-arm say ENODEV
+ * from then on; the close takes it off. Registering it failing fails
+ * the open, saying which. Not offered: test_open_flow. */
+static void test_driver_request(void **state)
+{
+	const uint64_t one = 1;
+	struct ernic_access *acc;
+	struct ernic_conf c;
+	char err[512] = "";
+	int fd;
+
+	fake_req(true, false);
+	conf_vfio(&c);
+	if (ernic_access_vfio_open_sys(&c, &fake_sys, &acc, err, sizeof(err)))
+		fail_msg("open: %s", err);
+	assert_true(fake_req_set());
+	fd = acc->ops->irq_fd(acc);
+	assert_true(fd >= 0 && fd != fake_irq_fd() && fd != fake_req_fd());
+	assert_int_equal(acc->ops->wait_irq(acc, 0), 0);
+	assert_int_equal(write(fake_irq_fd(), &one, sizeof(one)), 8);
+	assert_int_equal(acc->ops->wait_irq(acc, 100), 1);
+	assert_false(fd_readable(fd));
+	assert_int_equal(write(fake_req_fd(), &one, sizeof(one)), 8);
+	assert_true(fd_readable(fd));
+	assert_int_equal(acc->ops->wait_irq(acc, 100), -ENODEV);
+	assert_false(fd_readable(fd));
+	assert_int_equal(acc->ops->irq_enable(acc), ENODEV);
+	acc->ops->close(acc);
+	assert_clean();
+
+	reset_fake(state);
+	fake_req(true, true);
+	conf_vfio(&c);
+	acc = NULL;
+	assert_int_equal(ernic_access_vfio_open_sys(&c, &fake_sys, &acc, err,
+						    sizeof(err)), EINVAL);
+	assert_null(acc);
+	assert_string_equal(err, "vfio 0000:01:00.0: VFIO_DEVICE_SET_IRQS (the "
+			    "driver's request): Invalid argument");
+	assert_clean();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +401,7 @@ int main(void)
 		cmocka_unit_test_setup(test_hugepages, reset_fake),
 		cmocka_unit_test_setup(test_narrow, reset_fake),
 		cmocka_unit_test_setup(test_open_errors, reset_fake),
+		cmocka_unit_test_setup(test_driver_request, reset_fake),
 		cmocka_unit_test_setup(test_share_region, reset_fake),
 		cmocka_unit_test_setup(test_attach_errors, reset_fake),
 	};

@@ -28,6 +28,10 @@ void fake_open_device2(void);	/* as SCM_RIGHTS would */
 bool fake_device2_open(void);
 int fake_nmaps(void);
 volatile uint32_t *fake_regs(void);	/* the window, or NULL */
+void fake_req(bool offer, bool fail);	/* VFIO_PCI_REQ_IRQ_INDEX */
+bool fake_req_set(void);
+int fake_irq_fd(void);
+int fake_req_fd(void);
 
 /* test_vfio_share.c: a broker's shared region and a client on it. */
 void test_share_region(void **state);

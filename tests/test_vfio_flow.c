@@ -49,6 +49,10 @@ static struct fake {
 	int fail_errno, api;
 	bool no_type1v2, no_type1, not_viable, no_msix, no_msi, no_caps,
 	     sparse, high_ranges, no_huge;
+	/* VFIO_PCI_REQ_IRQ_INDEX: offered (req), its eventfd and whether
+	 * it is set, or whether setting it fails (req_fail) */
+	bool req, req_set, req_fail;
+	int req_fd;
 	uint64_t bar_size;
 	char log[96][16];		/* the steps, in order */
 	int nlog;
@@ -81,6 +85,7 @@ static bool failing(const char *what)
 static unsigned int bit_of(int fd)
 {
 	return fd == F.irq_fd ? 8 : fd == FD_DEVICE2 ? 16 :
+	       fd == F.req_fd ? 32 :
 					 1u << (fd - FD_CONTAINER);
 }
 
@@ -108,6 +113,10 @@ static int f_close(int fd)
 	F.open &= ~bit_of(fd);
 	if (fd == F.irq_fd)
 		close(fd);
+	if (fd == F.req_fd) {
+		close(fd);
+		F.req_fd = -1;
+	}
 	return 0;
 }
 
@@ -177,6 +186,25 @@ static int set_irqs(const struct vfio_irq_set *s)
 	int32_t efd;
 
 	assert_true(s->flags & VFIO_IRQ_SET_ACTION_TRIGGER);
+	if (s->index == VFIO_PCI_REQ_IRQ_INDEX) {
+		assert_true(F.req);
+		if (s->flags & VFIO_IRQ_SET_DATA_EVENTFD) {
+			assert_true(s->start == 0 && s->count == 1);
+			memcpy(&efd, s + 1, sizeof(efd));
+			assert_int_equal(efd, F.req_fd);
+			if (F.req_fail) {
+				errno = EINVAL;
+				return -1;
+			}
+			F.req_set = true;
+			logs("req_on");
+		} else {
+			assert_true(F.req_set && s->count == 0);
+			F.req_set = false;
+			logs("req_off");
+		}
+		return 0;
+	}
 	if (s->flags & VFIO_IRQ_SET_DATA_EVENTFD) {
 		assert_int_equal(s->argsz, sizeof(*s) + 4);
 		assert_true(s->start == 0 && s->count == 1);
@@ -290,6 +318,10 @@ static int f_ioctl(int fd, unsigned long req, void *arg)
 		struct vfio_irq_info *ii = arg;
 
 		ii->flags = VFIO_IRQ_INFO_EVENTFD;
+		if (ii->index == VFIO_PCI_REQ_IRQ_INDEX) {
+			ii->count = F.req;
+			return 0;
+		}
 		ii->count = ii->index == VFIO_PCI_MSIX_IRQ_INDEX ?
 				    (F.no_msix ? 0 : 8) :
 			    ii->index == VFIO_PCI_MSI_IRQ_INDEX && !F.no_msi;
@@ -365,6 +397,11 @@ static int f_eventfd(unsigned int v, int flags)
 	assert_int_equal(flags & EFD_NONBLOCK, EFD_NONBLOCK);
 	if (failing("eventfd"))
 		return -1;
+	if (F.open & 8) {	/* the second: the driver's request */
+		F.req_fd = eventfd(v, flags);
+		F.open |= 32;
+		return F.req_fd;
+	}
 	F.irq_fd = eventfd(v, flags);
 	F.open |= 8;
 	return F.irq_fd;
@@ -415,6 +452,7 @@ int reset_fake(void **state)
 	F.bar_size = MIB;
 	F.fail_errno = EPERM;
 	F.irq_fd = -1;
+	F.req_fd = -1;
 	F.irq_index = -1;
 	F.cmd = PCI_COMMAND_MEMORY | PCI_COMMAND_SERR;
 	return 0;
@@ -428,6 +466,7 @@ void assert_clean(void)
 	assert_int_equal(F.anon_live, 0);
 	assert_null(F.win);
 	assert_int_equal(F.irq_index, -1);
+	assert_false(F.req_set);
 	assert_int_equal(F.cmd & PCI_COMMAND_MASTER, 0);
 }
 
@@ -755,4 +794,27 @@ volatile uint32_t *fake_regs(void)
 	return F.win ? (volatile uint32_t *)((char *)F.win + F.win_len -
 					     ERNIC_REG_SPACE_SIZE) :
 		       NULL;
+}
+
+/* The driver's request (VFIO_PCI_REQ_IRQ_INDEX), for test_vfio.c: offer
+ * it, make setting it fail; the eventfds the backend made. */
+void fake_req(bool offer, bool fail)
+{
+	F.req = offer;
+	F.req_fail = fail;
+}
+
+bool fake_req_set(void)
+{
+	return F.req_set;
+}
+
+int fake_irq_fd(void)
+{
+	return F.irq_fd;
+}
+
+int fake_req_fd(void)
+{
+	return F.req_fd;
 }
