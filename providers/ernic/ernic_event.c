@@ -506,7 +506,17 @@ void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp)
 
 void ernic_events_qp(struct ernic_dev *dev, uint32_t idx, struct ernic_qp *qp)
 {
+	const uint32_t w = ERNIC_QPINT_WORD(idx), bit = ERNIC_QPINT_BIT(idx);
+
 	pthread_mutex_lock(&dev->ev_lock);
+	/* The QP number's status bits may be an earlier QP's, destroyed
+	 * before its last interrupt was serviced (nobody owned them since,
+	 * so nobody cleared them): they are not this QP's. Cleared before
+	 * the handler may take them for it and fire its CQ for nothing. */
+	if (qp && idx >= ERNIC_FIRST_RC_QP) {
+		ernic_wr(dev->acc, ERNIC_CQINTSTS(w), bit);
+		ernic_wr(dev->acc, ERNIC_RQINTSTS(w), bit);
+	}
 	dev->ev_qp[idx] = qp;
 	pthread_mutex_unlock(&dev->ev_lock);
 }
