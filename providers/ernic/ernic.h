@@ -112,8 +112,10 @@ struct ernic_dev {
 	struct ernic_context *ev_ctxs;
 	bool port_up;
 	/* The device is gone and every QP in error (ernic_events_lost);
-	 * cleared when it starts again. */
+	 * cleared when it starts again. lost_why: what the interrupt thread
+	 * saw, for a broker's clients (a static string, or NULL). */
 	atomic_bool lost;
+	const char *lost_why;
 };
 
 struct ernic_context {

@@ -523,11 +523,14 @@ static void send_answers(struct ernic_broker *b)
 	}
 }
 
-/* The device is gone: each client hears why before its connections
- * close, which ends the service. */
+/* The device is gone: each client hears why (a text in the message's
+ * MAD field) before its connections close, which ends the service. */
 static void lost_tell(struct ernic_broker *b)
 {
-	static const struct eb_msg m = { .op = EB_LOST };
+	struct eb_msg m = { .op = EB_LOST };
+
+	snprintf((char *)m.mad, sizeof(m.mad), "%s",
+		 b->dev->lost_why ? b->dev->lost_why : "the device is lost");
 
 	ernic_log("broker: %s is gone: its processes lose it",
 		  b->dev->vdev.device.name);

@@ -25,7 +25,8 @@ struct ernic_client {
 	int ctl, ev;
 	pthread_mutex_t lock;
 	bool gone;		/* the broker closed the event connection */
-	bool lost;		/* it said the device is gone (EB_LOST) */
+	bool lost;		/* it said the device is gone (EB_LOST), */
+	char lost_why[64];	/* and why */
 };
 
 int ernic_broker_path(const struct ernic_dev *dev, char *buf, size_t len)
@@ -268,8 +269,12 @@ void ernic_client_event(struct ernic_dev *dev)
 			ernic_events_fatal(dev, m.qpn, m.code);
 		else if (m.op == EB_KICK)
 			ernic_events_kicked(dev);
-		else if (m.op == EB_LOST)
+		else if (m.op == EB_LOST) {
+			/* the broker's text, cut to fit, terminated */
 			c->lost = true;
+			memcpy(c->lost_why, m.mad, sizeof(c->lost_why) - 1);
+			c->lost_why[sizeof(c->lost_why) - 1] = '\0';
+		}
 		else
 			ernic_log("the broker sent an unknown message %u",
 				  m.op);
@@ -278,9 +283,9 @@ void ernic_client_event(struct ernic_dev *dev)
 		return;
 	/* End of the connection: without its broker the IP serves nobody. */
 	if (c->lost)
-		ernic_log("%s: registers read all-ones: the device is gone "
-			  "(removed, or its link is down); its QPs are in "
-			  "error", dev->vdev.device.name);
+		ernic_log("%s: %s: the device is gone (removed, or its link "
+			  "is down); its QPs are in error",
+			  dev->vdev.device.name, c->lost_why);
 	else
 		ernic_log("%s: the device's broker is gone: the device is lost",
 			  dev->vdev.device.name);

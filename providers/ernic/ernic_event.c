@@ -315,6 +315,7 @@ static void dev_gone(struct ernic_dev *dev, const char *why)
 {
 	ernic_log("%s: %s: the device is gone (removed, or its link is "
 		  "down); its QPs are in error", dev->vdev.device.name, why);
+	dev->lost_why = why;
 	ernic_events_lost(dev);
 }
 
@@ -436,8 +437,10 @@ static void *ev_main(void *arg)
 			break;
 		rc = acc->ops->irq_enable(acc);
 		if (rc == ENODEV) {	/* gone since the service read INTSTS */
-			dev_gone(dev, "registers read all-ones, or its driver "
-				 "asks for it back");
+			dev_gone(dev, ernic_rd(acc, ERNIC_INTSTS) ==
+					      ERNIC_REG_GONE ?
+					      "registers read all-ones" :
+					      "its driver asks for it back");
 			break;
 		}
 		if (rc)
