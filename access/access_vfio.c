@@ -520,15 +520,12 @@ static int open_req(struct vfio_access *v, char *err, size_t errlen)
 		rc = errno;
 		FAIL(rc, "epoll_create1: %s", strerror(rc));
 	}
-	e.data.fd = v->irq;
-	if (epoll_ctl(v->ep, EPOLL_CTL_ADD, v->irq, &e)) {
-		rc = errno;
-		FAIL(rc, "epoll_ctl: %s", strerror(rc));
-	}
-	e.data.fd = v->req;
-	if (epoll_ctl(v->ep, EPOLL_CTL_ADD, v->req, &e)) {
-		rc = errno;
-		FAIL(rc, "epoll_ctl: %s", strerror(rc));
+	for (int k = 0; k < 2; k++) {
+		e.data.fd = k ? v->req : v->irq;
+		if (epoll_ctl(v->ep, EPOLL_CTL_ADD, e.data.fd, &e)) {
+			rc = errno;
+			FAIL(rc, "epoll_ctl: %s", strerror(rc));
+		}
 	}
 	return 0;
 }

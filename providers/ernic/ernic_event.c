@@ -72,6 +72,15 @@ static void cq_fire(struct ernic_cq *cq, bool solicited)
 		cq->events_sent++;
 }
 
+/* Both of qp's CQs (one, if it is shared), as for completions in error:
+ * a solicited-only arm wakes too. Caller holds ev_lock. */
+static void qp_cqs_fire(struct ernic_qp *qp)
+{
+	cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
+	if (qp->vqp.qp.recv_cq != qp->vqp.qp.send_cq)
+		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+}
+
 /* The W1C writes so far take effect now: a cause raised from here on
  * stays set, and one raised before is serviced after this. */
 static void ev_flush(struct ernic_dev *dev)
@@ -186,8 +195,7 @@ static void fatal_one(struct ernic_dev *dev, struct ernic_qp *qp,
 	if (async_post(to_ectx(qp->vqp.qp.context), &qp->vqp.qp,
 		       IBV_EVENT_QP_FATAL))
 		qp->async_sent++;
-	cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
-	cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+	qp_cqs_fire(qp);
 }
 
 /* One incoming packet error status entry into the state file: counted
@@ -298,8 +306,7 @@ void ernic_events_lost(struct ernic_dev *dev)
 		if (!qp)
 			continue;
 		ernic_qp_set_err(qp);
-		cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
-		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+		qp_cqs_fire(qp);
 	}
 	pthread_mutex_unlock(&dev->ev_lock);
 	/* A broker's clients hear of it by their connections' end. */
@@ -501,9 +508,7 @@ void ernic_events_stop(struct ernic_dev *dev)
 void ernic_events_qp_flushed(struct ernic_dev *dev, struct ernic_qp *qp)
 {
 	pthread_mutex_lock(&dev->ev_lock);
-	cq_fire(to_ecq(qp->vqp.qp.send_cq), true);
-	if (qp->vqp.qp.recv_cq != qp->vqp.qp.send_cq)
-		cq_fire(to_ecq(qp->vqp.qp.recv_cq), true);
+	qp_cqs_fire(qp);
 	pthread_mutex_unlock(&dev->ev_lock);
 }
 
