@@ -36,6 +36,7 @@ set_tests_properties(kernel_hw PROPERTIES LABELS kernel-hw
 # VFIO backend (hw_vfio_msix), its vectors raised by hil_ivshmem here.
 add_executable(hil_relay ${CMAKE_CURRENT_LIST_DIR}/hw/hil_relay.c)
 add_executable(hil_ivshmem ${CMAKE_CURRENT_LIST_DIR}/hw/ivshmem_srv.c)
+target_link_libraries(hil_ivshmem PRIVATE ernic_common)
 add_executable(hw_vfio_msix ${CMAKE_CURRENT_LIST_DIR}/hw/vfio_msix.c)
 target_link_libraries(hw_vfio_msix PRIVATE ernic_access edu_util)
 add_test(NAME hil COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hw/hil.sh

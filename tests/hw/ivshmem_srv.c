@@ -29,6 +29,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ernic_fdpass.h"
+
 #define MAX_VECTORS 8
 #define CLIENT_ID 1
 
@@ -41,28 +43,13 @@ static void die(const char *what)
 /* One message: an 8-byte little-endian number, with fd if fd >= 0. */
 static void send_msg(int s, int64_t v, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec io = { .iov_base = &v, .iov_len = sizeof(v) };
-	struct msghdr m = { .msg_iov = &io, .msg_iovlen = 1 };
+	uint64_t le = htole64((uint64_t)v);
+	int rc = ernic_fdpass_send(s, &le, sizeof(le), &fd, fd >= 0);
 
-	v = (int64_t)htole64((uint64_t)v);
-	if (fd >= 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	if (sendmsg(s, &m, MSG_NOSIGNAL) != sizeof(v))
+	if (rc) {
+		errno = rc;
 		die("sendmsg");
+	}
 }
 
 int main(int argc, char **argv)
