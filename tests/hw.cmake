@@ -43,7 +43,7 @@ add_test(NAME hil COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hw/hil.sh
   $<TARGET_FILE:ernicctl> $<TARGET_FILE:hil_relay> $<TARGET_FILE:ernic_check>
   $<TARGET_FILE:hil_ivshmem> $<TARGET_FILE:hw_vfio_msix>)
 set_tests_properties(hil PROPERTIES LABELS kernel-hw
-  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 1500)
+  SKIP_RETURN_CODE 77 RUN_SERIAL ON TIMEOUT 900)
 
 # hil_relay's framing on this host, no guest: in every CI run.
 add_executable(test_hil_relay ${CMAKE_CURRENT_LIST_DIR}/hw/test_hil_relay.c)

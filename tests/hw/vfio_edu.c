@@ -190,6 +190,45 @@ static void test_msi(struct ernic_access *acc)
 	ernic_wr(acc, EDU_IRQ_ACK, 2);
 }
 
+/* One open that must be refused with rc and a message naming why. */
+static void refused(const struct ernic_conf *base, const char *dev,
+		    unsigned int bar, uint64_t offset, int want,
+		    const char *says, const char *what)
+{
+	struct ernic_conf c = *base;
+	struct ernic_access *acc = NULL;
+	char err[512] = "";
+	int rc;
+
+	snprintf(c.vfio, sizeof(c.vfio), "%s", dev);
+	c.vfio_bar = bar;
+	c.vfio_offset = offset;
+	rc = ernic_access_open(&c, &acc, err, sizeof(err));
+	check(rc == want && strstr(err, says) && strstr(err, dev),
+	      "%s: refused (%s), \"%s\"", what, strerror(rc), err);
+	if (!rc)
+		acc->ops->close(acc);
+}
+
+/*
+ * The open's refusals on the real driver, each with its reason; the
+ * device is left as it was (the open after them succeeds). The
+ * pci-testdev function is bound to no driver; 00:1e.0 does not exist.
+ */
+static void test_refusals(const struct ernic_conf *c)
+{
+	refused(c, bdf, 1, 0, EINVAL, "BAR 1: the BAR does not exist",
+		"a BAR edu does not have");
+	refused(c, bdf, 0, 0xE0000, EINVAL, "does not fit the 0x100000-byte BAR",
+		"the window past the end of edu's 1 MiB BAR");
+	refused(c, bdf, 0, 0x800, EINVAL, "not 4 KiB aligned",
+		"a window offset not 4 KiB aligned");
+	refused(c, "0000:00:07.0", 0, 0, ENOENT, "bind the function to vfio-pci",
+		"a function not bound to vfio-pci");
+	refused(c, "0000:00:1e.0", 0, 0, ENOENT, "no such function",
+		"a function that does not exist");
+}
+
 int main(int argc, char **argv)
 {
 	struct ernic_access *acc;
@@ -210,10 +249,22 @@ int main(int argc, char **argv)
 	c.vfio_bar = 0;
 	c.vfio_offset = 0;
 	c.c_m_axi_addr_width = 32;
+	if (argc == 2)
+		test_refusals(&c);
 	rc = ernic_access_open(&c, &acc, err, sizeof(err));
 	check(!rc, "open %s through vfio-pci%s%s", bdf, rc ? ": " : "", err);
 	if (rc)
 		return 1;
+	if (argc == 2) {
+		struct ernic_access *again;
+
+		rc = ernic_access_open(&c, &again, err, sizeof(err));
+		check(rc == EBUSY && strstr(err, "another process has the group"),
+		      "a second open while it is open: refused (%s), \"%s\"",
+		      strerror(rc), err);
+		if (!rc)
+			again->ops->close(again);
+	}
 	v = ernic_rd(acc, EDU_ID);
 	check(v == EDU_ID_VALUE, "BAR 0 mapped: edu's id %#x", v);
 	ernic_wr(acc, EDU_LIVE, 0x12345678);
