@@ -607,6 +607,7 @@ int ernic_access_uio_open(const struct ernic_conf *conf,
 		goto err;
 	}
 	ua->regs = (volatile uint32_t *)((char *)ua->regs_map + m0.offset);
+	ua->base.doorbells = ua->regs;	/* vfpga_reg_write too: not W1C */
 	rc = conf->udmabuf[0] ?
 		     udmabuf_open(conf, &ua->dma, err, errlen) :
 		     uio_dma_create(ua->fd, (off_t)(conf->dma_map * page), false,

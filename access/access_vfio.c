@@ -468,6 +468,7 @@ static int open_device(struct vfio_access *v, const struct ernic_conf *c,
 	if (rc)
 		return rc;
 	v->regs = v->win.regs;
+	v->base.doorbells = v->regs;
 
 	rc = region_info(v->sys, v->device, VFIO_PCI_CONFIG_REGION_INDEX, &ri,
 			 &len);

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mmio.h"
+
 struct ernic_access;
 
 /* Who hands out pages of a DMA region several processes share (the
@@ -130,6 +132,12 @@ struct ernic_access_ops {
 
 struct ernic_access {
 	const struct ernic_access_ops *ops;
+	/* The mapped register window, where a doorbell write (SQPIi,
+	 * RQCIi: plain registers, not W1C) is all reg_write would do: one
+	 * ordered store (UIO, VFIO, the virtual FPGA). The fast path makes
+	 * it without the call (ernic_wr_db). NULL: reg_write does more (the
+	 * model, tests' fakes). */
+	volatile uint32_t *doorbells;
 };
 
 struct ernic_conf;
@@ -144,6 +152,18 @@ int ernic_access_open(const struct ernic_conf *conf,
 int ernic_access_attach(const struct ernic_conf *conf,
 			const struct ernic_access_share *share,
 			struct ernic_access **out, char *err, size_t errlen);
+
+/* A doorbell register write (SQPIi, RQCIi) on the fast path: what
+ * ernic_wr does, ordered after the DMA stores before it, with no call
+ * where the window is mapped. */
+static inline void ernic_wr_db(struct ernic_access *acc, uint32_t off,
+			       uint32_t val)
+{
+	if (acc->doorbells)
+		ernic_mmio_wr(acc->doorbells, off, val);
+	else
+		acc->ops->reg_write(acc, off, val);
+}
 
 static inline uint32_t ernic_rd(struct ernic_access *acc, uint32_t off)
 {

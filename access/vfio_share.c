@@ -289,6 +289,7 @@ int ernic_access_vfio_attach_sys(const struct ernic_conf *conf,
 	rc = vfio_window_map(sys, c->device, bdf, conf, &c->win, err, errlen);
 	if (rc)
 		goto fail;
+	c->base.doorbells = c->win.regs;
 	rc = uio_dma_create(region_fd, 0, true, "shared by the broker",
 			    &(struct uio_map){ .addr = share->region_bus,
 					       .size = share->region_len },

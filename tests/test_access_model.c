@@ -65,7 +65,7 @@ static void test_open_errors(void **state)
 static void test_model_backend(void **state)
 {
 	static const struct ernic_access_ops other_ops = { .name = "other" };
-	struct ernic_access other = { &other_ops };
+	struct ernic_access other = { .ops = &other_ops };
 	struct ernic_conf c;
 	struct ernic_access *acc = NULL;
 	struct ernic_model *m;

@@ -567,8 +567,8 @@ static inline void sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 	if (qp->noncoherent)
 		clean_slots(qp, dev->acc, qp->sq.va, ERNIC_WQE_SIZE,
 			    qp->sq_db, db);
-	/* ernic_wr orders the slots before it (udma_to_device_barrier) */
-	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
+	/* ernic_wr_db orders the slots before it (udma_to_device_barrier) */
+	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
 		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
 	qp->sq_db = db;
 }

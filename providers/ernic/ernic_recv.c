@@ -75,9 +75,9 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 		return;
 	qp->rq_grant = g;
 	/* The elements read so far are copied out: the IP may reuse them
-	 * (the loads done; ernic_wr orders the stores). */
+	 * (the loads done; ernic_wr_db orders the stores). */
 	udma_reads_done_barrier();
-	ernic_wr(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
+	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
 		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
 }
 

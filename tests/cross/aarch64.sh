@@ -73,6 +73,9 @@ done
 d=$(dis ernic_sq_doorbell)
 [ -n "$d" ] || bad "ernic_sq_doorbell not found in $lib"
 echo "$d" | grep -Eq "^dmb (ish|ishst)$" && bad "ernic_sq_doorbell: dmb ish"
+# On a mapped window it stores SQPI itself (ernic_wr_db): writel's order.
+order ernic_sq_doorbell "dmb oshst" "str " ||
+	bad "ernic_sq_doorbell: no dmb oshst before a str"
 # A CQ's head word: a plain load, then dmb oshld before the CQEs.
 dis ernic_poll_cq | grep -q "^dmb oshld" ||
 	bad "ernic_poll_cq: no dmb oshld after reading the IP's words"
