@@ -16,10 +16,10 @@ set_tests_properties(hw_sideband PROPERTIES FIXTURES_REQUIRED ernicdevs
 # here. Label kernel-hw: booting a TCG guest is too slow for every run,
 # so scripts/test.sh leaves it out; by hand: ctest -L kernel-hw (root,
 # the guest image built).
-add_library(edu_util STATIC ${CMAKE_CURRENT_LIST_DIR}/hw/edu_util.c)
+add_library(hw_check STATIC ${CMAKE_CURRENT_LIST_DIR}/hw/hw_check.c)
 foreach(_b vfio uio)
   add_executable(hw_${_b}_edu ${CMAKE_CURRENT_LIST_DIR}/hw/${_b}_edu.c)
-  target_link_libraries(hw_${_b}_edu PRIVATE ernic_access edu_util)
+  target_link_libraries(hw_${_b}_edu PRIVATE ernic_access hw_check)
 endforeach()
 add_test(NAME kernel_hw COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hw/kernel_hw.sh
   $<TARGET_FILE:hw_vfio_edu> $<TARGET_FILE:hw_uio_edu>)
@@ -38,7 +38,7 @@ add_executable(hil_relay ${CMAKE_CURRENT_LIST_DIR}/hw/hil_relay.c)
 add_executable(hil_ivshmem ${CMAKE_CURRENT_LIST_DIR}/hw/ivshmem_srv.c)
 target_link_libraries(hil_ivshmem PRIVATE ernic_common)
 add_executable(hw_vfio_msix ${CMAKE_CURRENT_LIST_DIR}/hw/vfio_msix.c)
-target_link_libraries(hw_vfio_msix PRIVATE ernic_access edu_util)
+target_link_libraries(hw_vfio_msix PRIVATE ernic_access hw_check)
 add_test(NAME hil COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/hw/hil.sh
   $<TARGET_FILE:ernicctl> $<TARGET_FILE:hil_relay> $<TARGET_FILE:ernic_check>
   $<TARGET_FILE:hil_ivshmem> $<TARGET_FILE:hw_vfio_msix>)
@@ -47,6 +47,6 @@ set_tests_properties(hil PROPERTIES LABELS kernel-hw
 
 # hil_relay's framing on this host, no guest: in every CI run.
 add_executable(test_hil_relay ${CMAKE_CURRENT_LIST_DIR}/hw/test_hil_relay.c)
-target_link_libraries(test_hil_relay PRIVATE edu_util)
+target_link_libraries(test_hil_relay PRIVATE hw_check)
 add_test(NAME hil_relay COMMAND test_hil_relay $<TARGET_FILE:hil_relay>)
 set_tests_properties(hil_relay PROPERTIES TIMEOUT 60)

@@ -186,12 +186,16 @@ out=$(in_guest "$genv; ibv_devinfo -d hil0")
 grep -E "hca_id|state|transport" <<<"$out"
 grep -q PORT_ACTIVE <<<"$out" || bad "ibv_devinfo in the guest: no active port"
 
-# A host server, then its guest client; both outputs kept.
-pair() {	# NAME 'host command' 'guest command' TIMEOUT
-	local name=$1 hcmd=$2 gcmd=$3 t=$4 hrc grc
+# A host server, then its guest client once the server listens on its
+# TCP port; both outputs kept.
+pair() {	# NAME PORT 'host command' 'guest command' TIMEOUT
+	local name=$1 port=$2 hcmd=$3 gcmd=$4 t=$5 hrc grc
 	timeout "$t" bash -c "$henv; $hcmd" >"$WORK/$name.host" 2>&1 &
 	local hp=$!
-	sleep 1
+	for ((i = 0; i < 200; i++)); do
+		[ -n "$(ss -Hltn "sport = :$port")" ] && break
+		sleep 0.05
+	done
 	in_guest -t "$t" "$genv; $gcmd" >"$WORK/$name.guest" 2>&1
 	grc=$?
 	# A server whose client failed would wait for it until the timeout.
@@ -206,16 +210,16 @@ pair() {	# NAME 'host command' 'guest command' TIMEOUT
 	fi
 }
 
-pair pingpong "ibv_rc_pingpong -d hilsw -g 0 -s 4096 -n 500" \
+pair pingpong 18515 "ibv_rc_pingpong -d hilsw -g 0 -s 4096 -n 500" \
 	"ibv_rc_pingpong -d hil0 -g 0 -s 4096 -n 500 $host_ip" 300 &&
 	grep -H "bytes in\|iters in" "$WORK/pingpong.host" "$WORK/pingpong.guest"
-pair pingpong_events "ibv_rc_pingpong -d hilsw -g 0 -s 1024 -n 200 -e" \
+pair pingpong_events 18515 "ibv_rc_pingpong -d hilsw -g 0 -s 1024 -n 200 -e" \
 	"ibv_rc_pingpong -d hil0 -g 0 -s 1024 -n 200 -e $host_ip" 300 &&
 	grep -H "bytes in\|iters in" "$WORK/pingpong_events.host" "$WORK/pingpong_events.guest"
-pair write_bw "ib_write_bw -d hilsw -x 0 -s 65536 -D 5" \
+pair write_bw 18515 "ib_write_bw -d hilsw -x 0 -s 65536 -D 5" \
 	"ib_write_bw -d hil0 -x 0 -s 65536 -D 5 $host_ip" 300 &&
 	grep -A1 -H "#bytes" "$WORK/write_bw.guest"
-pair checker "$check -d hilsw -p 18600" \
+pair checker 18600 "$check -d hilsw -p 18600" \
 	"$build/bin/ernic_check -d hil0 -p 18600 -q 2 -n 300 -s 17 $host_ip" 600 &&
 	grep -H "PASS\|FAIL" "$WORK/checker.host" "$WORK/checker.guest"
 

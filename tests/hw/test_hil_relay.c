@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "edu_util.h"
+#include "hw_check.h"
 
 static struct sockaddr_un unix_addr(const char *path)
 {

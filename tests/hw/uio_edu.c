@@ -26,7 +26,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "edu_util.h"
+#include "edu_regs.h"
+#include "hw_check.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"

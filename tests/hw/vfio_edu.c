@@ -17,7 +17,7 @@
  * Each check prints "ok: ..." or "FAIL: ..."; the exit status is the
  * number of failures (0: all passed).
  *
- * edu's DMA buffer is 4 KiB (edu_util.h); QEMU 7.2 fails a 4096-byte
+ * edu's DMA buffer is 4 KiB (edu_regs.h); QEMU 7.2 fails a 4096-byte
  * transfer, so transfers here stay below. Addresses are written as
  * 32-bit words, so the IOVAs are kept below 4 GiB
  * (c_m_axi_addr_width=32).
@@ -35,7 +35,8 @@
 #include "ernic_access.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"
-#include "edu_util.h"
+#include "edu_regs.h"
+#include "hw_check.h"
 
 static const char *bdf;
 

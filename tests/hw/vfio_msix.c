@@ -22,7 +22,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "edu_util.h"
+#include "hw_check.h"
 #include "ernic_access.h"
 #include "ernic_conf.h"
 #include "ernic_hw.h"

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * QEMU's edu device as the kernel test bed's stand-in card (tests/hw/
- * vfio_edu.c, uio_edu.c): its registers (QEMU docs/specs/edu.rst) and
- * what the checks there share.
+ * vfio_edu.c, uio_edu.c): its registers (QEMU docs/specs/edu.rst).
  */
-#ifndef ERNIC_TEST_EDU_UTIL_H
-#define ERNIC_TEST_EDU_UTIL_H
+#ifndef ERNIC_TEST_EDU_REGS_H
+#define ERNIC_TEST_EDU_REGS_H
 
 #include <stdint.h>
 
@@ -22,15 +21,5 @@
 #define EDU_DMA_RUN 1u
 #define EDU_DMA_TO_RAM 2u
 #define EDU_BUF 0x40000u	/* its 4 KiB DMA buffer, in its own space */
-
-/* Prints "ok: ..." or "FAIL: ..." and counts the failures. */
-void check(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Checks that failed so far. */
-int check_failures(void);
-uint64_t now_ms(void);
-/* fd turns readable within ms. */
-int readable(int fd, int ms);
-/* The PCI command register of function bdf from sysfs, -1 if unread. */
-int pci_command(const char *bdf);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* What tests/hw/vfio_edu.c and uio_edu.c share (edu_util.h). */
+/* What the kernel test bed's programs share (hw_check.h). */
 #include <fcntl.h>
 #include <linux/pci_regs.h>
 #include <poll.h>
@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "edu_util.h"
+#include "hw_check.h"
 
 static int failures;
 
