@@ -569,7 +569,7 @@ static inline void sq_doorbell(struct ernic_dev *dev, struct ernic_qp *qp)
 			    qp->sq_db, db);
 	/* ernic_wr_db orders the slots before it (udma_to_device_barrier) */
 	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_SQPI),
-		 ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
+		    ERNIC_FIELD_PREP(ERNIC_SQPI_IDX, db));
 	qp->sq_db = db;
 }
 

@@ -78,7 +78,7 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 	 * (the loads done; ernic_wr_db orders the stores). */
 	udma_reads_done_barrier();
 	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
-		 ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
+		    ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
 }
 
 void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
