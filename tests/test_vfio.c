@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <linux/pci_regs.h>
 #include <linux/vfio.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -340,10 +339,6 @@ static void test_args(void **state)
 		    s->index == VFIO_PCI_MSI_IRQ_INDEX);
 }
 
-static bool fd_readable(int fd)
-{
-	return poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0) == 1;
-}
 /* The driver's request for the device back (an unbind, a hot unplug):
  * registered where offered, behind one irq_fd with the MSI eventfd; an
  * MSI still re-arms as before, the request makes the re-arm say ENODEV

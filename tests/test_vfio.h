@@ -32,6 +32,7 @@ void fake_req(bool offer, bool fail);	/* VFIO_PCI_REQ_IRQ_INDEX */
 bool fake_req_set(void);
 int fake_irq_fd(void);
 int fake_req_fd(void);
+bool fd_readable(int fd);	/* readable now, without waiting */
 
 /* test_vfio_share.c: a broker's shared region and a client on it. */
 void test_share_region(void **state);

@@ -490,7 +490,7 @@ static struct ernic_access *open_ok(struct ernic_conf *c)
 	return acc;
 }
 
-static bool readable(int fd)
+bool fd_readable(int fd)
 {
 	return poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 0) == 1;
 }
@@ -561,20 +561,20 @@ void test_open_flow(void **state)
 	assert_int_equal(acc->ops->wait_irq(acc, 0), 0);
 	assert_int_equal(write(fd, &one, sizeof(one)), 8);
 	assert_int_equal(acc->ops->wait_irq(acc, 100), 1);
-	assert_false(readable(fd));
+	assert_false(fd_readable(fd));
 	/* A cause still pending and enabled when re-enabled (its MSI eaten,
 	 * or never sent): signalled again, as a level would be. */
 	regs[ERNIC_INTEN / 4] = ERNIC_INT_WQE_COMPLETION;
 	regs[ERNIC_INTSTS / 4] = ERNIC_INT_WQE_COMPLETION;
 	assert_int_equal(write(fd, &one, sizeof(one)), 8);
 	assert_int_equal(acc->ops->irq_enable(acc), 0);
-	assert_true(readable(fd));
+	assert_true(fd_readable(fd));
 	regs[ERNIC_INTSTS / 4] = 0;
 	assert_int_equal(acc->ops->irq_enable(acc), 0);
-	assert_false(readable(fd));
+	assert_false(fd_readable(fd));
 	regs[ERNIC_INTSTS / 4] = ERNIC_INT_FATAL;	/* not enabled */
 	assert_int_equal(acc->ops->irq_enable(acc), 0);
-	assert_false(readable(fd));
+	assert_false(fd_readable(fd));
 	/* A card pulled: every register reads all-ones. Not a level to
 	 * signal again (each wait would return at once, for ever): ENODEV,
 	 * and the next wait waits. */
@@ -582,7 +582,7 @@ void test_open_flow(void **state)
 	regs[ERNIC_INTSTS / 4] = ERNIC_REG_GONE;
 	assert_int_equal(write(fd, &one, sizeof(one)), 8);
 	assert_int_equal(acc->ops->irq_enable(acc), ENODEV);
-	assert_false(readable(fd));
+	assert_false(fd_readable(fd));
 	assert_int_equal(write(fd, &one, sizeof(one)), 8);
 	assert_int_equal(acc->ops->wait_irq(acc, 100), -ENODEV);
 	assert_int_equal(acc->ops->wait_irq(acc, 0), 0);
