@@ -170,6 +170,36 @@ static inline uint32_t icrc_crc32(uint32_t crc, const uint8_t *p, size_t n)
 #endif
 }
 
+/*
+ * The CRC's input gathered in one buffer: a call on a short piece costs
+ * as much as a whole 62-byte packet in one call (ISA-L's PCLMUL code
+ * sets up its folding for each: a 2-byte SEND's six pieces took 68 ns,
+ * the same bytes in one call 5 ns). The masked headers and short
+ * pieces are copied here; a long one goes to the CRC from where it is,
+ * after what is gathered so far.
+ */
+#define ICRC_GATHER 256u
+struct icrc_gather {
+	uint32_t crc;
+	size_t n;
+	uint8_t buf[ICRC_GATHER];
+};
+
+static void icrc_add(struct icrc_gather *g, const uint8_t *p, size_t len)
+{
+	if (!len)
+		return;
+	if (len <= sizeof(g->buf) - g->n) {
+		memcpy(g->buf + g->n, p, len);
+		g->n += len;
+		return;
+	}
+	if (g->n)
+		g->crc = icrc_crc32(g->crc, g->buf, g->n);
+	g->n = 0;
+	g->crc = icrc_crc32(g->crc, p, len);
+}
+
 /* The ICRC of a packet of tlen bytes (ICRC included) held in pieces:
  * head[0, hlen) (BTH first), pay[0, plen), then the tail's
  * tlen - hlen - plen - 4 bytes up to the ICRC. 0 as roce_icrc. */
@@ -178,27 +208,28 @@ static uint32_t icrc_pieces(const struct roce_l3 *l3, size_t tlen,
 			    const uint8_t *pay, size_t plen,
 			    const uint8_t *tail)
 {
-	static const uint8_t lrh[8] = { 0xFF, 0xFF, 0xFF, 0xFF,
-					0xFF, 0xFF, 0xFF, 0xFF };
-	uint8_t h[ROCE_IPV6_LEN + ROCE_UDP_LEN], bth[ROCE_BTH_LEN];
+	/* the masked LRH (8 ones), the IP and UDP headers, the BTH */
+	_Static_assert(8 + ROCE_IPV6_LEN + ROCE_UDP_LEN + ROCE_BTH_LEN <=
+		       ICRC_GATHER, "ICRC gather buffer");
+	struct icrc_gather g;
 	size_t hl;
-	uint32_t crc;
 
 	if (!l3 || !head || tlen < ROCE_BTH_LEN + ROCE_ICRC_LEN ||
 	    hlen < ROCE_BTH_LEN || hlen + plen + ROCE_ICRC_LEN > tlen)
 		return 0;
-	hl = icrc_prefix(l3, tlen, h);
+	memset(g.buf, 0xFF, 8);
+	hl = icrc_prefix(l3, tlen, g.buf + 8);
 	if (!hl)
 		return 0;
-	memcpy(bth, head, sizeof(bth));
-	bth[4] = 0xFF;		/* resv8a: FECN, BECN and reserved bits */
-	crc = icrc_crc32(0, lrh, sizeof(lrh));
-	crc = icrc_crc32(crc, h, hl);
-	crc = icrc_crc32(crc, bth, sizeof(bth));
-	crc = icrc_crc32(crc, head + ROCE_BTH_LEN, hlen - ROCE_BTH_LEN);
-	if (plen)
-		crc = icrc_crc32(crc, pay, plen);
-	return icrc_crc32(crc, tail, tlen - hlen - plen - ROCE_ICRC_LEN);
+	g.n = 8 + hl;
+	memcpy(g.buf + g.n, head, ROCE_BTH_LEN);
+	g.buf[g.n + 4] = 0xFF;	/* resv8a: FECN, BECN and reserved bits */
+	g.n += ROCE_BTH_LEN;
+	g.crc = 0;
+	icrc_add(&g, head + ROCE_BTH_LEN, hlen - ROCE_BTH_LEN);
+	icrc_add(&g, pay, plen);
+	icrc_add(&g, tail, tlen - hlen - plen - ROCE_ICRC_LEN);
+	return g.n ? icrc_crc32(g.crc, g.buf, g.n) : g.crc;
 }
 
 uint32_t roce_icrc(const struct roce_l3 *l3, const uint8_t *tp, size_t tlen)
