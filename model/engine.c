@@ -537,7 +537,7 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	}
 	if (rx_or_none) {
 		/* the timer is done with: the caller arms nothing */
-		eng_timer_retune(e, next);
+		eng_timer_retune(e, next, pass_now(e, &now, &have_now));
 		next = 0;
 	}
 	pthread_mutex_unlock(&e->lock);

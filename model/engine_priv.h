@@ -71,6 +71,9 @@
 #define ENG_ACK_BATCH 8u
 /* How long a ping-pong QP's ACK waits for the reply (eng_acks_late). */
 #define ENG_ACK_REPLY_NS 50000u
+/* A thread timer further away than this is not moved later or off by a
+ * poll's pass (eng_timer_retune): it may fire early, for one pass. */
+#define ENG_TIMER_LAZY_NS 2000000u
 /* Packets one QP may send per turn, so that QPs share the port. */
 #define ENG_TX_BUDGET 64u
 /* 64-bit words of a per-QP bitmap (QPs 0..ERNIC_C_NUM_QP_MAX) */
@@ -361,9 +364,10 @@ void eng_print_stats(struct eng *e);
 bool eng_progress(struct eng *e);
 void eng_progress_stop(struct eng *e, bool armed);
 /* A poll's pass that looked at every QP found `next` (0: none) its
- * earliest deadline: the polls watch it, the thread's timer follows it
- * when that costs no near timer. Lock held. */
-void eng_timer_retune(struct eng *e, uint64_t next);
+ * earliest deadline at `now`: the polls watch it, the thread's timer
+ * follows it when that costs no near timer and the one set is near.
+ * Lock held. */
+void eng_timer_retune(struct eng *e, uint64_t next, uint64_t now);
 /* Bit i of a per-QP bitmap (osq_map, en_map) becomes on. */
 static inline void eng_map_put(uint64_t *map, uint32_t i, bool on)
 {

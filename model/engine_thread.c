@@ -69,8 +69,15 @@ static void timer_arm(struct eng *e, uint64_t at)
  * once when software says polling is over (eng_progress_stop).
  * Retransmission timers a doorbell's own send starts are armed as ever
  * (tx_inline).
+ *
+ * A timer set further away than ENG_TIMER_LAZY_NS stays as it is when
+ * the deadline moved later or went: firing early only costs the thread
+ * a pass, and a stream's requester otherwise paid a timerfd_settime for
+ * every batch of ACKs (its oldest packet's timer moves later each time),
+ * and another to arm it again after the last one (ib_send_bw -s 2: one
+ * system call per sendmmsg).
  */
-void eng_timer_retune(struct eng *e, uint64_t next)
+void eng_timer_retune(struct eng *e, uint64_t next, uint64_t now)
 {
 	atomic_store_explicit(&e->poll_next, next, memory_order_relaxed);
 	/* Only while the thread is away: it then sleeps a watch at most and
@@ -78,6 +85,9 @@ void eng_timer_retune(struct eng *e, uint64_t next)
 	 * on the port may sleep with no timeout at all). */
 	if (next && (!e->timer_at || next < e->timer_at) &&
 	    atomic_load(&e->away))
+		return;
+	if (e->timer_at && (!next || next > e->timer_at) &&
+	    e->timer_at > now + ENG_TIMER_LAZY_NS)
 		return;
 	if (e->timer_at != next)
 		timer_set(e, next);
