@@ -190,6 +190,13 @@ static inline bool ernic_progress(struct ernic_access *acc)
 	return acc->ops->progress && acc->ops->progress(acc);
 }
 
+/* ernic_progress for a caller that knows the access has the op (a CQ
+ * that lends: ernic_cq_lend), without the test. */
+static inline bool ernic_progress_op(struct ernic_access *acc)
+{
+	return acc->ops->progress(acc);
+}
+
 /* Polls are ending (`armed`: the caller waits for an event now): the
  * IP watches its port itself again. */
 static inline void ernic_progress_stop(struct ernic_access *acc, bool armed)

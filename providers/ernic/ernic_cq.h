@@ -115,8 +115,9 @@ static inline bool ernic_cq_idle(struct ernic_cq *cq)
 	return !any;
 }
 
-/* An empty poll of cq lends its thread to the IP: ernic_progress. The
- * first lend since the CQ last ran out of work counts it in lent_cqs. */
+/* An empty poll of cq, one that lends (cq->lends), lends its thread to
+ * the IP: ernic_progress. The first lend since the CQ last ran out of
+ * work counts it in lent_cqs. */
 static inline bool ernic_cq_lend(struct ernic_cq *cq)
 {
 	struct ernic_dev *dev = cq->dev;
@@ -125,7 +126,7 @@ static inline bool ernic_cq_lend(struct ernic_cq *cq)
 	    !atomic_exchange_explicit(&cq->lent, true, memory_order_relaxed))
 		atomic_fetch_add_explicit(&dev->lent_cqs, 1,
 					  memory_order_relaxed);
-	return ernic_progress(dev->acc);
+	return ernic_progress_op(dev->acc);
 }
 
 /* cq stops counting in lent_cqs; the last one out tells the IP that

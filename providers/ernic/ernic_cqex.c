@@ -35,7 +35,6 @@ static int step(struct ibv_cq_ex *cqx)
 static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 {
 	struct ernic_cq *cq = ex_to_ecq(cqx);
-	bool lent;
 	int ret;
 
 	if (attr->comp_mask)
@@ -44,12 +43,15 @@ static int start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
 	/* as ernic_poll_cq */
 	if (ernic_cq_idle(cq))
 		return ENOENT;
-	lent = ernic_cq_quiet(cq);
-	if (lent && !ernic_cq_lend(cq))
+	if (ernic_cq_quiet(cq)) {
+		/* the next poll finds what the IP takes (poll_lent) */
+		if (cq->lends)
+			ernic_cq_lend(cq);
 		return ENOENT;
+	}
 	ernic_spin_lock(&cq->lock);
 	ret = step(cqx);
-	if (ret && !lent) {
+	if (ret && cq->lends) {
 		ernic_spin_unlock(&cq->lock);
 		/* as ernic_poll_cq: the IP may use our thread, look again */
 		if (!ernic_cq_lend(cq))

@@ -556,7 +556,7 @@ poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
 	ernic_spin_lock(&cq->lock);
 	n = cq_poll(cq, ne, wc);
 	ernic_spin_unlock(&cq->lock);
-	if (!n && !lent && ernic_cq_lend(cq)) {
+	if (!n && !lent && cq->lends && ernic_cq_lend(cq)) {
 		ernic_spin_lock(&cq->lock);
 		n = ernic_cq_poll(cq, ne, wc);
 		ernic_spin_unlock(&cq->lock);
@@ -566,14 +566,13 @@ poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
 	return n;
 }
 
-/* A spin on queues that have not moved: the thread goes to the IP, and
- * the poll looks only if the IP took something. */
-static int __attribute__((noinline))
-poll_lent(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
+/* A spin on queues that have not moved: the thread goes to the IP.
+ * What the IP takes, the next poll finds (the queues will have moved),
+ * so this one keeps nothing across the call. */
+static int __attribute__((noinline)) poll_lent(struct ernic_cq *cq)
 {
-	if (!ernic_cq_lend(cq))
-		return 0;
-	return poll_look(cq, ne, wc, true);
+	ernic_cq_lend(cq);
+	return 0;
 }
 
 /* A spin's tail calls, once words_quiet (or word_quiet_sr) said whether
@@ -590,7 +589,7 @@ poll_spin_tail(struct ernic_cq *cq, int ne, struct ibv_wc *wc,
 			      memory_order_relaxed);
 	if (!cq->lends)
 		return 0;
-	return poll_lent(cq, ne, wc);
+	return poll_lent(cq);
 }
 
 /* A spin over every word of the active sets (sync: a non-coherent bus). */
