@@ -543,20 +543,21 @@ bool ernic_cq_quiet(struct ernic_cq *cq)
 	return true;
 }
 
-/* poll_cq's look under the CQ's lock; if it found nothing and the thread
- * was not lent yet, it is lent to an IP that runs on the CPU
- * (ernic_cq_lend) and the poll looks once more if the IP took something.
- * A poll that found something tells that IP when polling is over for
- * now (ernic_cq_polled). */
+/* poll_cq's look under the CQ's lock; if it found nothing, the thread
+ * is lent to an IP that runs on the CPU (ernic_cq_lend) and the poll
+ * looks once more if the IP took something (a spin, which finds the
+ * queues where this look left them, only lends: poll_lent). A poll that
+ * found something tells that IP when polling is over for now
+ * (ernic_cq_polled). */
 static int __attribute__((noinline))
-poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc, bool lent)
+poll_look(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 {
 	int n;
 
 	ernic_spin_lock(&cq->lock);
 	n = cq_poll(cq, ne, wc);
 	ernic_spin_unlock(&cq->lock);
-	if (!n && !lent && cq->lends && ernic_cq_lend(cq)) {
+	if (!n && cq->lends && ernic_cq_lend(cq)) {
 		ernic_spin_lock(&cq->lock);
 		n = ernic_cq_poll(cq, ne, wc);
 		ernic_spin_unlock(&cq->lock);
@@ -584,7 +585,7 @@ poll_spin_tail(struct ernic_cq *cq, int ne, struct ibv_wc *wc,
 	       uint32_t quiet, bool still)
 {
 	if (!still)
-		return poll_look(cq, ne, wc, false);
+		return poll_look(cq, ne, wc);
 	atomic_store_explicit(&cq->quiet_polls, quiet + 1,
 			      memory_order_relaxed);
 	if (!cq->lends)
@@ -620,7 +621,7 @@ poll_words(struct ernic_cq *cq, int ne, struct ibv_wc *wc)
 		return 0;
 	quiet = atomic_load_explicit(&cq->quiet_polls, memory_order_relaxed);
 	if (look_due(quiet))
-		return poll_look(cq, ne, wc, false);
+		return poll_look(cq, ne, wc);
 	return poll_spin_out(cq->dev, cq, ne, wc, quiet, cq->noncoherent);
 }
 
@@ -706,7 +707,7 @@ poll_send_look(struct ernic_cq *cq, uint64_t s, int ne, struct ibv_wc *wc)
 	const int n = poll_hit(cq->dev, cq, s, ne, wc);
 
 	if (n < 0)
-		return poll_look(cq, ne, wc, false);
+		return poll_look(cq, ne, wc);
 	if (atomic_load_explicit(&cq->lent, memory_order_relaxed))
 		return poll_hit_lent(cq, n);
 	return n;
@@ -746,6 +747,6 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 							   memory_order_relaxed),
 				      true);
 	if (r || (s & (s - 1)))
-		return poll_look(cq, ne, wc, false);
+		return poll_look(cq, ne, wc);
 	return poll_send_look(cq, s, ne, wc);
 }
