@@ -60,7 +60,7 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 {
 	const uint32_t room = qp->rq_depth - 1;
 	uint64_t want = qp->rq_budget;
-	uint32_t g;
+	uint32_t ahead, g, slot;
 
 	if (qp->msg_active) {
 		/* the head receive's own elements read so far are done */
@@ -70,15 +70,23 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 		if (qp->msg_ovfl || qp->msg_pkts >= head)
 			want = room;	/* let the message drain */
 	}
-	g = qp->rq_done + (uint32_t)(want < room ? want : room);
+	ahead = (uint32_t)(want < room ? want : room);
+	g = qp->rq_done + ahead;
 	if ((int32_t)(g - qp->rq_grant) <= 0)
 		return;
 	qp->rq_grant = g;
+	/* RQCIi is one past the grant's last element, as a slot: counted
+	 * from rq_ci, the slot of element rq_done. Not (g + 1) % depth: the
+	 * 32-bit counters wrap, and a depth that does not divide 2^32 put
+	 * RQCIi elsewhere after 2^32 elements (an hour of 2-byte SENDs). */
+	slot = qp->rq_ci + ahead + 1;
+	if (slot >= qp->rq_depth)
+		slot -= qp->rq_depth;
 	/* The elements read so far are copied out: the IP may reuse them
 	 * (the loads done; ernic_wr_db orders the stores). */
 	udma_reads_done_barrier();
 	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
-		    ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, (g + 1) % qp->rq_depth));
+		    ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot));
 }
 
 void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)

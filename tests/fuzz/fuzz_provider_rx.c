@@ -10,8 +10,11 @@
  * Oracles (any failure aborts): no access outside any buffer (guard
  * pages, ASan, UBSan), poll_cq never returns more than asked or less
  * than 0, every completion names a work request that was posted and not
- * yet completed, in order per queue, with a known status, and a
- * successful receive is no longer than its buffer.
+ * yet completed, in order per queue, with a known status, a successful
+ * receive is no longer than its buffer, and every RQCIi written is one
+ * past the grant's last element, counted from the next element to read
+ * (flags & 4: an RQ of DEPTH + 1 elements, which does not divide 2^32,
+ * with its 32-bit element counts about to wrap).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +51,7 @@ void ernic_dma_put(struct ernic_dev *dev, struct ernic_dma *dma)
 struct fake_acc {
 	struct ernic_access base;
 	uint32_t statqp;
+	const struct ernic_qp *qp;
 };
 
 static uint32_t fake_rd(struct ernic_access *acc, uint32_t off)
@@ -57,11 +61,23 @@ static uint32_t fake_rd(struct ernic_access *acc, uint32_t off)
 	return off == ERNIC_QP(QPN, ERNIC_STATQP) ? f->statqp : 0;
 }
 
+static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						      noreturn));
+
 static void fake_wr(struct ernic_access *acc, uint32_t off, uint32_t val)
 {
-	(void)acc;
-	(void)off;
-	(void)val;
+	const struct ernic_qp *qp = ((struct fake_acc *)acc)->qp;
+	uint32_t want;
+
+	if (off != ERNIC_QP(QPN, ERNIC_RQCI))
+		return;
+	/* the grant was just recorded (rq_grant) */
+	want = (uint32_t)(((uint64_t)qp->rq_ci + (qp->rq_grant - qp->rq_done) +
+			   1) % qp->rq_depth);
+	if (val != ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, want))
+		bad("RQCI 0x%x: element %u read next, %u granted ahead of it, "
+		    "depth %u: want slot %u", val, qp->rq_ci,
+		    qp->rq_grant - qp->rq_done, qp->rq_depth, want);
 }
 
 static const struct ernic_access_ops fake_ops = {
@@ -138,7 +154,7 @@ static void build(struct world *w, struct in *in)
 {
 	struct ernic_qp *qp;
 	uint8_t flags = (uint8_t)take(in, 1);
-	uint32_t depth_rq = DEPTH, n;
+	uint32_t depth_rq = (flags & 4) ? DEPTH + 1 : DEPTH, n, base = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->acc.base.ops = &fake_ops;
@@ -163,9 +179,17 @@ static void build(struct world *w, struct in *in)
 	w->cq->dev = w->dev;	/* as cq_new; fake_ops: a coherent bus */
 	ernic_spin_init(&w->cq->lock);
 
+	w->acc.qp = qp;
 	qp->idx = QPN;
 	qp->sq_depth = DEPTH;
 	qp->rq_depth = depth_rq;
+	if (flags & 4) {
+		/* elements read since RESET: a few short of 2^32, the next
+		 * one in any slot */
+		base = 0u - take(in, 1) % 8;
+		qp->rq_ci = take(in, 1) % depth_rq;
+		qp->rq_done = qp->rq_ev_seen = base;
+	}
 	qp->rwqe_depth = DEPTH;
 	qp->cq.va = wmem(w, DEPTH * ERNIC_CQE_SIZE);
 	qp->rq.va = wmem(w, ernic_rq_block_size(depth_rq, ERNIC_RQ_ELEM_SIZE));
@@ -210,8 +234,8 @@ static void build(struct world *w, struct in *in)
 	}
 	qp->rwqe_pi = w->nrecv;
 	/* what post_recv would have granted the IP (ernic_recv.c) */
-	qp->rq_grant = qp->rq_budget < depth_rq - 1 ? qp->rq_budget :
-						      depth_rq - 1;
+	qp->rq_grant = base + (qp->rq_budget < depth_rq - 1 ?
+			       (uint32_t)qp->rq_budget : depth_rq - 1);
 	/* posted sends: the shadows of the SQ slots */
 	w->nsend = take(in, 1) % DEPTH;
 	for (n = 0; n < w->nsend; n++) {
@@ -262,8 +286,6 @@ static void device_writes(struct world *w, struct in *in)
 	}
 }
 
-static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2),
-						      noreturn));
 static void bad(const char *fmt, ...)
 {
 	va_list ap;

@@ -345,6 +345,38 @@ static void provider_seeds(void)
 	for (int k = 0; k < 64; k++)
 		*p++ = (uint8_t)k;
 	put("provider_rx", "state", b, (size_t)(p - b));
+
+	/* An RQ of 17 elements whose element count wraps past 2^32 while
+	 * four SENDs are read, from slot 15 on (RQCIi then goes by slot). */
+	memset(b, 0, sizeof(b));
+	p = b;
+	*p++ = 4;			/* flags: RTS, one CQ, 17-element RQ */
+	p += 4;				/* STATQP: not fatal */
+	*p++ = 3;			/* elements read so far: 2^32 - 3 */
+	*p++ = 15;			/* the next one in slot 15 */
+	*p++ = 2;			/* PMTU 1024 */
+	*p++ = 4;			/* four receives */
+	for (int k = 0; k < 4; k++) {
+		*p++ = 0x00;
+		*p++ = 0x08;		/* 2048 bytes */
+		*p++ = 7;		/* budget 8: the grant is the room */
+	}
+	*p++ = 0;			/* no sends */
+	*p++ = 1;			/* polls: two */
+	*p++ = 0;			/* CQ write index */
+	*p++ = 2;			/* RQ write pointer: slots 15, 16, 0, 1 */
+	*p++ = 0;			/* IMMQ write pointer */
+	p += 16 * 4;			/* CQEs */
+	for (uint32_t k = 0; k < 17; k++) {
+		v = k == 15 || k == 16 || k < 2 ?
+			    100 | (uint32_t)ROCE_RC_SEND_ONLY << 24 : 0;
+		memcpy(p, &v, 4);
+		p += 4;
+	}
+	p += 17 * ERNIC_IMMQ_ENTRY_SIZE;
+	for (int k = 0; k < 64; k++)
+		*p++ = (uint8_t)k;
+	put("provider_rx", "wrap", b, (size_t)(p - b));
 }
 
 /* ---- fuzz_cm: programs of steps (fuzz_cm.h) ---- */
