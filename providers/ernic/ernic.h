@@ -306,7 +306,8 @@ struct ernic_qp {
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
 	uint32_t rq_ci;			/* next RQ element to read */
 	uint32_t rq_done;		/* elements read since RESET (mod 2^32) */
-	uint32_t rq_grant;		/* elements granted: RQCI = grant + 1 */
+	uint32_t rq_grant;		/* elements granted (mod 2^32); RQCI
+					 * one past its last, as a slot */
 	uint32_t rq_budget;		/* elements the posted receives take */
 	uint32_t rq_credit;		/* receives posted since RESET */
 	uint32_t immq_ci;		/* next IMMQ entry */
