@@ -184,15 +184,9 @@ static inline void ernic_dma_sync(struct ernic_access *acc, const void *va,
 }
 
 /* A poll found nothing: true if the IP used the caller's thread and
- * took something (poll again); false on hardware. */
+ * took something (poll again). Only for an access that has the op (an
+ * IP on the CPU; a CQ that lends: ernic_cq_lend): hardware has none. */
 static inline bool ernic_progress(struct ernic_access *acc)
-{
-	return acc->ops->progress && acc->ops->progress(acc);
-}
-
-/* ernic_progress for a caller that knows the access has the op (a CQ
- * that lends: ernic_cq_lend), without the test. */
-static inline bool ernic_progress_op(struct ernic_access *acc)
 {
 	return acc->ops->progress(acc);
 }

@@ -126,7 +126,7 @@ static inline bool ernic_cq_lend(struct ernic_cq *cq)
 	    !atomic_exchange_explicit(&cq->lent, true, memory_order_relaxed))
 		atomic_fetch_add_explicit(&dev->lent_cqs, 1,
 					  memory_order_relaxed);
-	return ernic_progress_op(dev->acc);
+	return ernic_progress(dev->acc);
 }
 
 /* cq stops counting in lent_cqs; the last one out tells the IP that
