@@ -171,6 +171,8 @@ static struct verbs_device *ernic_alloc_device(struct verbs_sysfs_dev *sysfs)
 		 sysfs->ibdev_path, ERNIC_CONF_FILE);
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->ev_lock, NULL);
+	for (size_t s = 0; s < ERNIC_ARRAY_SIZE(dev->pdt_mr); s++)
+		atomic_init(&dev->pdt_mr[s], &ernic_mr_none);
 	return &dev->vdev;
 }
 

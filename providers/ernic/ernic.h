@@ -90,12 +90,13 @@ struct ernic_dev {
 	struct ernic_client *client;		/* ERNIC_HW_CLIENT */
 	uint32_t npd, ncq;			/* of max_pd, max_cq */
 
-	/* MR of each PD-table slot, for lkey translation on the data path.
-	 * Written under lock. Read with an acquire load by threads holding
-	 * the sq_lock or rq_lock of the QP they post or poll on, and by
-	 * nobody else: a cleared slot's MR is freed only after every QP's
-	 * locks were taken once (ernic_mr_quiesce), so no lock is shared
-	 * between QPs on the post path. */
+	/* MR of each PD-table slot, for lkey translation on the data path;
+	 * &ernic_mr_none where there is none. Written under lock. Read with
+	 * an acquire load by threads holding the sq_lock or rq_lock of the
+	 * QP they post or poll on, and by nobody else: a cleared slot's MR
+	 * is freed only after every QP's locks were taken once
+	 * (ernic_mr_quiesce), so no lock is shared between QPs on the post
+	 * path. */
 	struct ernic_mr *_Atomic pdt_mr[ERNIC_PDT_ENTRIES];
 
 	/* Interrupt thread (ernic_event.c), while the device is started.
@@ -141,7 +142,15 @@ struct ernic_mr {
 	uint32_t slot;
 	uint64_t bus;
 	uint64_t iova;			/* the MR's address as keys see it */
+	/* The lkey where the IP may write the buffer (the MR grants
+	 * IBV_ACCESS_LOCAL_WRITE); else the key with its slot bits
+	 * flipped, which no key naming this slot equals. */
+	uint32_t wkey;
 };
+
+/* A PD-table slot without an MR (dev->pdt_mr): its PD is NULL, and no
+ * QP's is, so no key matches it. */
+extern struct ernic_mr ernic_mr_none;
 
 struct ernic_qp;
 
@@ -477,36 +486,48 @@ void ernic_pdt_clear(struct ernic_dev *dev, uint32_t s);
  */
 #define ERNIC_VERBS_QP_EX (1u << 1)
 
-/* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0
- * or EINVAL (unknown key, other PD, range outside the MR, or missing
- * IBV_ACCESS_LOCAL_WRITE when need_write). Caller holds the sq_lock or
- * rq_lock of a QP of the device (dev->pdt_mr). */
+/* ernic_mr.c: lkey + address -> bus address and host pointer, in a
+ * device's PD table pdt (dev->pdt_mr). Returns 0 or EINVAL (unknown key,
+ * other PD, range outside the MR, or missing IBV_ACCESS_LOCAL_WRITE when
+ * need_write). pd is a QP's (not NULL: ernic_mr_none). Caller holds the
+ * sq_lock or rq_lock of a QP of the device. */
+static inline int ernic_mr_translate_in(struct ernic_mr *_Atomic const *pdt,
+					struct ibv_pd *pd, uint32_t lkey,
+					uint64_t addr, uint64_t len,
+					bool need_write, uint64_t *bus,
+					uint8_t **va)
+{
+	const struct ernic_mr *mr = atomic_load_explicit(
+		&pdt[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
+		memory_order_acquire);
+	uint64_t off;
+
+	/* The whole key matches: slot, generation and zero reserved bits.
+	 * Where the IP writes the buffer (READ responses, received data),
+	 * wkey: only an MR with local write has its key there. */
+	if ((need_write ? mr->wkey : mr->vmr.ibv_mr.lkey) != lkey ||
+	    mr->vmr.ibv_mr.pd != pd)
+		return EINVAL;
+	/* Below iova, addr - iova wraps past any length (reg_mr refuses a
+	 * range that wraps). */
+	off = addr - mr->iova;
+	if (off > mr->vmr.ibv_mr.length || len > mr->vmr.ibv_mr.length - off)
+		return EINVAL;
+	if (bus)
+		*bus = mr->bus + off;
+	if (va)
+		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
+	return 0;
+}
+
 static inline int ernic_mr_translate(struct ernic_dev *dev,
 				     struct ibv_pd *pd, uint32_t lkey,
 				     uint64_t addr, uint64_t len,
 				     bool need_write, uint64_t *bus,
 				     uint8_t **va)
 {
-	const struct ernic_mr *mr = atomic_load_explicit(
-		&dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
-		memory_order_acquire);
-	uint64_t off;
-
-	/* The whole key matches: slot, generation and zero reserved bits. */
-	if (!mr || mr->vmr.ibv_mr.lkey != lkey || mr->vmr.ibv_mr.pd != pd)
-		return EINVAL;
-	if (addr < mr->iova || addr - mr->iova > mr->vmr.ibv_mr.length ||
-	    len > mr->vmr.ibv_mr.length - (addr - mr->iova))
-		return EINVAL;
-	/* The IP writes the buffer (READ responses, received data). */
-	if (need_write && !(mr->vmr.access & IBV_ACCESS_LOCAL_WRITE))
-		return EINVAL;
-	off = addr - mr->iova;
-	if (bus)
-		*bus = mr->bus + off;
-	if (va)
-		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
-	return 0;
+	return ernic_mr_translate_in(dev->pdt_mr, pd, lkey, addr, len,
+				     need_write, bus, va);
 }
 
 /* One work request, from ibv_send_wr or from the ibv_qp_ex calls. */

@@ -219,6 +219,8 @@ struct ibv_mr *ernic_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 	mr->vmr.ibv_mr.length = length;
 	mr->vmr.ibv_mr.handle = slot;
 	mr->vmr.ibv_mr.lkey = key;
+	mr->wkey = (access & IBV_ACCESS_LOCAL_WRITE) ? key :
+						       key ^ ERNIC_KEY_SLOT;
 	mr->vmr.ibv_mr.rkey = key;
 	/* Visible to lkey translation only once complete. */
 	atomic_store_explicit(&dev->pdt_mr[slot], mr, memory_order_release);
@@ -232,13 +234,15 @@ err_unlock:
 	return NULL;
 }
 
+struct ernic_mr ernic_mr_none;
+
 /* Take mr's slot back from the IP. Caller holds dev->lock. */
 static void mr_release(struct ernic_dev *dev, struct ernic_mr *mr)
 {
 	/* No post may translate this lkey once dereg returns: translations
 	 * run under a QP's lock, and one begun before the store ended when
 	 * its lock was let go. */
-	atomic_store_explicit(&dev->pdt_mr[mr->slot], NULL,
+	atomic_store_explicit(&dev->pdt_mr[mr->slot], &ernic_mr_none,
 			      memory_order_relaxed);
 	ernic_qps_quiesce(dev);
 	ernic_pdt_clear(dev, mr->slot);
@@ -264,7 +268,7 @@ void ernic_mr_reclaim(struct ernic_dev *dev, struct ibv_context *ctx)
 	for (uint32_t s = 0; s < ERNIC_PDT_ENTRIES; s++) {
 		struct ernic_mr *mr = atomic_load(&dev->pdt_mr[s]);
 
-		if (mr && mr->vmr.ibv_mr.context == ctx) {
+		if (mr != &ernic_mr_none && mr->vmr.ibv_mr.context == ctx) {
 			mr_release(dev, mr);
 			free(mr);
 		}
