@@ -165,6 +165,17 @@ static inline void ernic_wr_db(struct ernic_access *acc, uint32_t off,
 		acc->ops->reg_write(acc, off, val);
 }
 
+/* Doorbell register off as a place to store to (ernic_mmio_wr_reg), its
+ * window and offset checked once: a QP keeps it. NULL: ernic_wr_db calls
+ * reg_write there. */
+static inline volatile uint32_t *ernic_db_reg(struct ernic_access *acc,
+					      uint32_t off)
+{
+	if (!acc->doorbells || off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+		return NULL;
+	return &acc->doorbells[off / 4];
+}
+
 static inline uint32_t ernic_rd(struct ernic_access *acc, uint32_t off)
 {
 	return acc->ops->reg_read(acc, off);

@@ -41,14 +41,20 @@ static inline bool ernic_mmio_gone(volatile uint32_t *win)
  * the IP being outside the inner shareable domain), then one 32-bit
  * store ("str", not a store-release). So a doorbell (SQPI, RQCI) needs
  * no barrier of its own (struct ernic_access_ops). */
+static inline void ernic_mmio_wr_reg(volatile uint32_t *reg, uint32_t val)
+{
+	udma_to_device_barrier();
+	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)reg, val,
+			      memory_order_relaxed);
+}
+
+/* ernic_mmio_wr_reg at offset off of the window; nothing outside it. */
 static inline void ernic_mmio_wr(volatile uint32_t *win, uint32_t off,
 				 uint32_t val)
 {
 	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
 		return;
-	udma_to_device_barrier();
-	atomic_store_explicit((_Atomic uint32_t *)(uintptr_t)&win[off / 4], val,
-			      memory_order_relaxed);
+	ernic_mmio_wr_reg(&win[off / 4], val);
 }
 
 /* Posted writes reach the IP before a read of the same window returns

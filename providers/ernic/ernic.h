@@ -255,6 +255,7 @@ struct ernic_qx_op {
 struct ernic_qp {
 	struct verbs_qp vqp;
 	uint32_t idx;			/* ERNIC QP index = QP number */
+	struct ernic_dev *dev;		/* of its context */
 	struct ernic_dma sq, cq, rq;
 	uint32_t sq_depth, rq_depth;	/* ring slots (QDEPTH) */
 	bool sq_sig_all;
@@ -267,6 +268,9 @@ struct ernic_qp {
 	_Atomic int dp_state;		/* enum ibv_qp_state */
 	atomic_bool err;		/* QP in error: flush everything */
 	atomic_bool hw_offload;		/* user logic's (ernic_offload.c) */
+	/* Receives may be posted on the fast path: a coherent bus, out of
+	 * RESET, not offloaded (ernic_qp_gate). Read under rq_lock. */
+	atomic_bool rq_open;
 	_Atomic uint64_t fatal_ns;	/* when STATQPi.FATAL was seen, or 0 */
 	_Atomic uint32_t dest_qpn;
 	/* The active word and bit of this QP in the CQ of each role
@@ -310,6 +314,11 @@ struct ernic_qp {
 	 * IP sees RQ elements, and the RX side band message credits, only
 	 * for receives actually posted. */
 	ernic_spinlock_t rq_lock;
+	/* Set at create_qp: the receive credit word in the doorbell pool,
+	 * and RQCIi in the mapped window (ernic_db_reg; NULL: reg_write). */
+	volatile uint32_t *rq_credit_db;
+	volatile uint32_t *rqci_reg;
+	struct ernic_mr *_Atomic const *pdt_mr;	/* dev->pdt_mr */
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
@@ -590,6 +599,9 @@ void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp);
 /* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		       const struct ibv_qp_attr *attr);
+/* rq_open from noncoherent, dp_state and hw_offload, after a change.
+ * Caller holds dev->lock (as their writers do). */
+void ernic_qp_gate(struct ernic_qp *qp);
 
 /* ernic_mad.c: QP1, MADs for the connection manager */
 int ernic_mad_start(struct ernic_dev *dev, char *err, size_t errlen);

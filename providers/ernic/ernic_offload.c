@@ -203,6 +203,7 @@ int ernicdv_qp_hw_offload(struct ibv_qp *ibqp,
 		goto out;
 	/* Posts are refused from here; those under way finish first. */
 	atomic_store(&qp->hw_offload, true);
+	ernic_qp_gate(qp);
 	ernic_spin_lock(&qp->sq_lock);
 	ernic_spin_lock(&qp->rq_lock);
 	r = traffic_check(dev, qp);
@@ -213,6 +214,7 @@ int ernicdv_qp_hw_offload(struct ibv_qp *ibqp,
 				 "state file's lock failed", qp->idx);
 	if (r) {
 		atomic_store(&qp->hw_offload, false);
+		ernic_qp_gate(qp);
 		goto out;
 	}
 	/* No poll_cq looks at the QP: its completions are the user

@@ -190,6 +190,7 @@ static struct ernic_qp *alloc_qp(const struct ibv_qp_cap *cap)
 		return NULL;
 	}
 	atomic_init(&qp->dp_state, IBV_QPS_RESET);
+	atomic_init(&qp->rq_open, false);
 	atomic_init(&qp->err, false);
 	atomic_init(&qp->fatal_ns, 0);
 	atomic_init(&qp->dest_qpn, 0);
@@ -219,6 +220,8 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	qp->cap.max_recv_wr = attr->cap.max_recv_wr;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->noncoherent = dev->acc->ops->dma_sync != NULL;
+	qp->dev = dev;
+	qp->pdt_mr = dev->pdt_mr;
 
 	pthread_mutex_lock(&dev->lock);
 	ret = idx_get(dev, &qp->idx);
@@ -227,6 +230,10 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		if (ret) {
 			idx_put(dev, qp->idx);
 		} else {
+			qp->rq_credit_db = &ernic_rq_db_va(dev, qp->idx)
+				[ERNIC_RQDB_RECV_CREDIT / 4];
+			qp->rqci_reg = ernic_db_reg(dev->acc,
+				ERNIC_QP(qp->idx, ERNIC_RQCI));
 			to_epd(attr->pd)->refcnt++;
 			to_ecq(attr->send_cq)->nqp++;
 			to_ecq(attr->recv_cq)->nqp++;
@@ -564,6 +571,7 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		ernic_quiet_set(qp, ERNIC_CQ_SEND, ERNIC_QUIET_NONE);
 		ernic_spin_unlock(&qp->sq_lock);
 		ernic_spin_lock(&qp->rq_lock);
+		atomic_store(&qp->rq_open, false);
 		qp->rwqe_pi = qp->rwqe_ci = 0;
 		qp->rq_ci = qp->immq_ci = qp->msg_len = qp->msg_pkts = 0;
 		qp->rq_done = qp->rq_grant = qp->rq_budget = 0;
@@ -588,6 +596,14 @@ void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,
 		atomic_store(&qp->pmtu_log2, 7u + attr->path_mtu);
 	atomic_store(&qp->dest_qpn, attr->dest_qp_num);
 	atomic_store(&qp->dp_state, next);
+	ernic_qp_gate(qp);
+}
+
+void ernic_qp_gate(struct ernic_qp *qp)
+{
+	atomic_store(&qp->rq_open, !qp->noncoherent &&
+				   atomic_load(&qp->dp_state) != IBV_QPS_RESET &&
+				   !atomic_load(&qp->hw_offload));
 }
 
 int ernic_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,

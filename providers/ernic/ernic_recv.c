@@ -53,14 +53,12 @@ static uint32_t rwqe_budget(const struct ernic_qp *qp, uint32_t len)
 				sh) : 1;
 }
 
-/* Publish the grant: elements up to rq_done + what posted receives may
- * still need, never past the ring. Caller holds rq_lock. */
-static inline __attribute__((always_inline)) void
-rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
+/* The elements the grant may reach past rq_done: what the posted
+ * receives may still need, never past the ring. Caller holds rq_lock. */
+static inline uint32_t rq_ahead(const struct ernic_qp *qp)
 {
 	const uint32_t room = qp->rq_depth - 1;
 	uint64_t want = qp->rq_budget;
-	uint32_t ahead, g, slot;
 
 	if (qp->msg_active) {
 		/* the head receive's own elements read so far are done */
@@ -70,23 +68,43 @@ rq_grant(struct ernic_dev *dev, struct ernic_qp *qp)
 		if (qp->msg_ovfl || qp->msg_pkts >= head)
 			want = room;	/* let the message drain */
 	}
-	ahead = (uint32_t)(want < room ? want : room);
-	g = qp->rq_done + ahead;
+	return (uint32_t)(want < room ? want : room);
+}
+
+/* Grant the elements up to rq_done + ahead. The grant only grows: false
+ * if it would not, else true and RQCIi's new value in *slot, one past
+ * the grant's last element counted from rq_ci (element rq_done's slot).
+ * Not (grant + 1) % depth: the 32-bit counters wrap, and a depth that
+ * does not divide 2^32 put RQCIi elsewhere after 2^32 elements (an hour
+ * of 2-byte SENDs). Caller holds rq_lock. */
+static inline __attribute__((always_inline)) bool
+rq_grant_to(struct ernic_qp *qp, uint32_t ahead, uint32_t *slot)
+{
+	const uint32_t g = qp->rq_done + ahead;
+	const uint32_t k = qp->rq_ci + ahead + 1;
+
 	if ((int32_t)(g - qp->rq_grant) <= 0)
-		return;
+		return false;
 	qp->rq_grant = g;
-	/* RQCIi is one past the grant's last element, as a slot: counted
-	 * from rq_ci, the slot of element rq_done. Not (g + 1) % depth: the
-	 * 32-bit counters wrap, and a depth that does not divide 2^32 put
-	 * RQCIi elsewhere after 2^32 elements (an hour of 2-byte SENDs). */
-	slot = qp->rq_ci + ahead + 1;
-	if (slot >= qp->rq_depth)
-		slot -= qp->rq_depth;
-	/* The elements read so far are copied out: the IP may reuse them
-	 * (the loads done; ernic_wr_db orders the stores). */
+	*slot = k >= qp->rq_depth ? k - qp->rq_depth : k;
+	return true;
+}
+
+/* Publish the grant rq_ahead allows. The elements read so far are copied
+ * out: the IP may reuse them (the loads done; the doorbell orders the
+ * stores). Caller holds rq_lock. */
+static inline __attribute__((always_inline)) void rq_grant(struct ernic_qp *qp)
+{
+	uint32_t slot, v;
+
+	if (!rq_grant_to(qp, rq_ahead(qp), &slot))
+		return;
+	v = ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot);
 	udma_reads_done_barrier();
-	ernic_wr_db(dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
-		    ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot));
+	if (qp->rqci_reg)
+		ernic_mmio_wr_reg(qp->rqci_reg, v);
+	else
+		ernic_wr_db(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
 }
 
 void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
@@ -151,54 +169,68 @@ static int post_one(struct ernic_dev *dev, struct ernic_qp *qp,
 
 /* The common receive: one non-empty SGE, translated into the slot in
  * place. Returns 0, or -1 for anything else (post_one takes it, and
- * gives the reason when it refuses). Caller holds rq_lock. */
+ * gives the reason when it refuses). The caller counts the credit
+ * (rq_credit) and holds rq_lock. */
 static inline __attribute__((always_inline)) int
-post_fast(struct ernic_dev *dev, struct ernic_qp *qp,
-	  const struct ibv_recv_wr *wr)
+post_fast(struct ernic_qp *qp, const struct ibv_recv_wr *wr)
 {
 	const struct ibv_sge *s = wr->sg_list;
-	const uint32_t slot = qp->rwqe_pi;
-	const uint32_t next = ernic_ring_next(slot, qp->rwqe_depth);
-	struct ernic_rwqe *r = &qp->rwqe[slot];
+	struct ernic_rwqe *r;
+	uint32_t len, slot, next, sh, budget;
 	uint8_t *va;
 
-	if (wr->num_sge != 1 || !qp->cap.max_recv_sge || !s->length ||
-	    s->length > ERNIC_MAX_WR_LEN || next == qp->rwqe_ci ||
-	    ernic_mr_translate(dev, qp->vqp.qp.pd, s->lkey, s->addr,
-			       s->length, true, NULL, &va))
+	/* max_recv_sge is at least 1 (alloc_qp) */
+	if (wr->num_sge != 1)
 		return -1;
+	len = s->length;
+	if (!len || len > ERNIC_MAX_WR_LEN ||
+	    ernic_mr_translate_in(qp->pdt_mr, qp->vqp.qp.pd, s->lkey, s->addr,
+				  len, true, NULL, &va))
+		return -1;
+	slot = qp->rwqe_pi;
+	next = ernic_ring_next(slot, qp->rwqe_depth);
+	if (next == qp->rwqe_ci)
+		return -1;
+	/* A receive queue that is not empty is busy in its CQ: poll_cq
+	 * takes the bit away only from an empty one, under rq_lock. */
+	if (slot == qp->rwqe_ci)
+		ernic_cq_busy(qp, ERNIC_CQ_RECV);
+	r = &qp->rwqe[slot];
 	r->wr_id = wr->wr_id;
 	r->va = va;
-	r->length = s->length;
+	r->length = len;
 	r->nsg = 1;
-	r->budget = rwqe_budget(qp, s->length);
+	/* rwqe_budget of a length that is not 0 */
+	sh = atomic_load_explicit(&qp->pmtu_log2, memory_order_relaxed);
+	budget = ((len - 1) >> sh) + 1;
+	r->budget = budget;
 	qp->rwqe_pi = next;
-	qp->rq_budget += r->budget;
-	qp->rq_credit++;
+	qp->rq_budget += budget;
 	return 0;
 }
 
 /* The receives are posted: the IP may take messages for them (the
  * credit word) into the elements they need (the grant). Caller holds
  * rq_lock. */
-static inline __attribute__((always_inline)) void
-rq_publish(struct ernic_dev *dev, struct ernic_qp *qp)
+static void rq_publish(struct ernic_qp *qp)
 {
 	ernic_cq_busy(qp, ERNIC_CQ_RECV);
-	ernic_qp_db_store(dev, qp,
-			  &ernic_rq_db_va(dev, qp->idx)[ERNIC_RQDB_RECV_CREDIT / 4],
-			  qp->rq_credit);
-	rq_grant(dev, qp);
+	ernic_qp_db_store(qp->dev, qp, qp->rq_credit_db, qp->rq_credit);
+	rq_grant(qp);
 }
 
 /* ernic_post_recv for any list, with the reason for each refusal. */
 static int __attribute__((noinline))
-post_recv_list(struct ernic_dev *dev, struct ernic_qp *qp,
-	       struct ibv_recv_wr *wr, struct ibv_recv_wr **bad_wr)
+post_recv_list(struct ernic_qp *qp, struct ibv_recv_wr *wr,
+	       struct ibv_recv_wr **bad_wr)
 {
 	uint32_t credit0;
 	int ret = 0;
 
+	if (atomic_load_explicit(&qp->hw_offload, memory_order_relaxed)) {
+		*bad_wr = wr;
+		return ernic_offload_refuse(qp, "post_recv");
+	}
 	ernic_spin_lock(&qp->rq_lock);
 	credit0 = qp->rq_credit;
 	/* IBTA: receive requests may be posted from INIT on; in error they
@@ -209,14 +241,16 @@ post_recv_list(struct ernic_dev *dev, struct ernic_qp *qp,
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
-		if (!post_fast(dev, qp, wr))
+		if (!post_fast(qp, wr)) {
+			qp->rq_credit++;
 			continue;
-		ret = post_one(dev, qp, wr);
+		}
+		ret = post_one(qp->dev, qp, wr);
 		if (ret)
 			break;
 	}
 	if (qp->rq_credit != credit0)
-		rq_publish(dev, qp);
+		rq_publish(qp);
 out:
 	ernic_spin_unlock(&qp->rq_lock);
 	if (ret)
@@ -224,32 +258,69 @@ out:
 	return ret;
 }
 
+/* ernic_post_recv's end with a message half received, which moves the
+ * grant (rq_ahead): rq_publish, then the lock let go. */
+static int __attribute__((noinline)) post_recv_publish(struct ernic_qp *qp)
+{
+	rq_publish(qp);
+	ernic_spin_unlock(&qp->rq_lock);
+	return 0;
+}
+
+/* ernic_post_recv's end where RQCIi is not a store in a mapped window
+ * (rqci_reg; the software device's model): RQCIi = v through the
+ * backend's reg_write, then the lock let go. */
+static int __attribute__((noinline)) post_recv_ring(struct ernic_qp *qp,
+						     uint32_t v)
+{
+	ernic_wr(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
+	ernic_spin_unlock(&qp->rq_lock);
+	return 0;
+}
+
 /*
  * One receive request that post_fast takes, on an unlocked QP out of
- * RESET, costs no more than its own work; anything else (a list, a
- * scatter list, a refusal, a lock taken) goes to post_recv_list, which
- * finds the QP as it was.
+ * RESET on a coherent bus (rq_open; a non-coherent one cleans the credit
+ * word: post_recv_list), costs no more than its own work: the slot, the
+ * credit word and RQCIi. Nothing is left for after a call (whose
+ * registers would need saving): the rarer ends are tail calls. Anything
+ * else (a list, a scatter list, a refusal, a lock taken) goes to
+ * post_recv_list, which finds the QP as it was.
  */
 int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
-	struct ernic_dev *dev = ctx_dev(ibqp->context);
+	uint32_t room, ahead, slot, v;
 
-	if (atomic_load_explicit(&qp->hw_offload, memory_order_relaxed)) {
-		*bad_wr = wr;
-		return ernic_offload_refuse(qp, "post_recv");
-	}
-	if (wr && !wr->next && ernic_spin_trylock(&qp->rq_lock)) {
-		if (atomic_load(&qp->dp_state) != IBV_QPS_RESET &&
-		    !post_fast(dev, qp, wr)) {
-			rq_publish(dev, qp);
-			ernic_spin_unlock(&qp->rq_lock);
-			return 0;
-		}
+	if (!wr || wr->next || !ernic_spin_trylock(&qp->rq_lock))
+		return post_recv_list(qp, wr, bad_wr);
+	if (!atomic_load_explicit(&qp->rq_open, memory_order_relaxed) ||
+	    post_fast(qp, wr)) {
 		ernic_spin_unlock(&qp->rq_lock);
+		return post_recv_list(qp, wr, bad_wr);
 	}
-	return post_recv_list(dev, qp, wr, bad_wr);
+	if (qp->msg_active) {
+		qp->rq_credit++;
+		return post_recv_publish(qp);
+	}
+	/* rq_publish (on a coherent bus: rq_open; the CQ busy: post_fast),
+	 * no message half received (rq_ahead) */
+	ernic_db_set(qp->rq_credit_db, ++qp->rq_credit);
+	room = qp->rq_depth - 1;
+	ahead = qp->rq_budget < room ? qp->rq_budget : room;
+	if (rq_grant_to(qp, ahead, &slot)) {
+		/* ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot) without the mask */
+		static_assert(ERNIC_RQ_RING_MAX - 1 <= ERNIC_RQCI_IDX,
+			      "every RQ slot fits RQCIi's index field");
+		v = slot;
+		udma_reads_done_barrier();
+		if (!qp->rqci_reg)
+			return post_recv_ring(qp, v);
+		ernic_mmio_wr_reg(qp->rqci_reg, v);
+	}
+	ernic_spin_unlock(&qp->rq_lock);
+	return 0;
 }
 
 /* The RQ block and its doorbell words (ernic_hw.h "RX side band"). */
@@ -528,7 +599,7 @@ bool ernic_rq_service(struct ernic_dev *dev, struct ernic_qp *qp,
 			break;	/* not reached: only a last packet completes */
 	}
 	if (qp->rq_ci != start)
-		rq_grant(dev, qp);
+		rq_grant(qp);
 	if (qp->rwqe_ci == qp->rwqe_pi) {
 		/* Nothing to complete into: a later pass announces these. */
 		ernic_spin_unlock(&qp->rq_lock);
@@ -624,7 +695,7 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
 	}
 	/* The copies are done: the IP may reuse the elements. */
 	if (qp->rq_ci != start)
-		rq_grant(dev, qp);
+		rq_grant(qp);
 	if (n == max || qp->rwqe_ci == qp->rwqe_pi)
 		return n;
 	/* Waiting for data: flush if the QP is in error. */

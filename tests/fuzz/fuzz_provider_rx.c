@@ -181,6 +181,8 @@ static void build(struct world *w, struct in *in)
 
 	w->acc.qp = qp;
 	qp->idx = QPN;
+	/* as create_qp; rqci_reg NULL: RQCIi through fake_ops' reg_write */
+	qp->dev = w->dev;
 	qp->sq_depth = DEPTH;
 	qp->rq_depth = depth_rq;
 	if (flags & 4) {
