@@ -272,22 +272,38 @@ static void test_err_reset_destroy(void **state)
 	struct ibv_qp *qp = tu_rc_qp(f->pd, f->cq, 8, 8);
 	const uint32_t i = qp->qp_num;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	static uint8_t buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(f->pd, buf, sizeof(buf),
+				       IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge;
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad = NULL;
 
+	assert_non_null(mr);
+	sge = (struct ibv_sge){ (uintptr_t)buf, sizeof(buf), mr->lkey };
 	to_rts(qp, "127.0.0.3");
 	dirty_pointers(f->ctx, i);
 	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_QPCONF)) &
 				 ERNIC_QPCONF_QP_EN, 0);
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
 	a.qp_state = IBV_QPS_RESET;
 	assert_int_equal(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 	check_deleted(f->ctx, i);
+	/* RESET takes no receive (post_recv's gate closes with it)... */
+	bad = NULL;
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), EINVAL);
+	assert_ptr_equal(bad, &wr);
 	/* A reset QP can be brought up again. */
 	to_rts(qp, "127.0.0.3");
 	assert_int_equal(tu_rd(f->ctx, ERNIC_QP(i, ERNIC_QPCONF)) &
 				 ERNIC_QPCONF_QP_EN, 1);
+	/* ... and opens again after it */
+	assert_int_equal(ibv_post_recv(qp, &wr, &bad), 0);
 	dirty_pointers(f->ctx, i);
 	assert_int_equal(ibv_destroy_qp(qp), 0);
 	check_deleted(f->ctx, i);
+	assert_int_equal(ibv_dereg_mr(mr), 0);
 }
 
 /* Each refused modify: EINVAL and the QP's 64 registers unchanged. */
