@@ -72,22 +72,32 @@ static inline uint32_t rq_ahead(const struct ernic_qp *qp)
 }
 
 /* Grant the elements up to rq_done + ahead. The grant only grows: false
- * if it would not, else true and RQCIi's new value in *slot, one past
- * the grant's last element counted from rq_ci (element rq_done's slot).
- * Not (grant + 1) % depth: the 32-bit counters wrap, and a depth that
- * does not divide 2^32 put RQCIi elsewhere after 2^32 elements (an hour
- * of 2-byte SENDs). Caller holds rq_lock. */
+ * if it would not, else true and RQCIi's new value in *v: one past the
+ * grant's last element, as a slot counted from rq_ci (element rq_done's
+ * slot). Not (grant + 1) % depth: the 32-bit counters wrap, and a depth
+ * that does not divide 2^32 put RQCIi elsewhere after 2^32 elements (an
+ * hour of 2-byte SENDs). Caller holds rq_lock. */
 static inline __attribute__((always_inline)) bool
-rq_grant_to(struct ernic_qp *qp, uint32_t ahead, uint32_t *slot)
+rq_grant_to(struct ernic_qp *qp, uint32_t ahead, uint32_t *v)
 {
 	const uint32_t g = qp->rq_done + ahead;
 	const uint32_t k = qp->rq_ci + ahead + 1;
 
+	/* ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot) without the mask */
+	static_assert(ERNIC_RQ_RING_MAX - 1 <= ERNIC_RQCI_IDX,
+		      "every RQ slot fits RQCIi's index field");
 	if ((int32_t)(g - qp->rq_grant) <= 0)
 		return false;
 	qp->rq_grant = g;
-	*slot = k >= qp->rq_depth ? k - qp->rq_depth : k;
+	*v = k >= qp->rq_depth ? k - qp->rq_depth : k;
 	return true;
+}
+
+/* RQCIi = v through the backend's reg_write: a QP without rqci_reg (the
+ * software device's model). */
+static inline void rqci_call(struct ernic_qp *qp, uint32_t v)
+{
+	ernic_wr(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
 }
 
 /* Publish the grant rq_ahead allows. The elements read so far are copied
@@ -95,16 +105,15 @@ rq_grant_to(struct ernic_qp *qp, uint32_t ahead, uint32_t *slot)
  * stores). Caller holds rq_lock. */
 static inline __attribute__((always_inline)) void rq_grant(struct ernic_qp *qp)
 {
-	uint32_t slot, v;
+	uint32_t v;
 
-	if (!rq_grant_to(qp, rq_ahead(qp), &slot))
+	if (!rq_grant_to(qp, rq_ahead(qp), &v))
 		return;
-	v = ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot);
 	udma_reads_done_barrier();
 	if (qp->rqci_reg)
 		ernic_mmio_wr_reg(qp->rqci_reg, v);
 	else
-		ernic_wr_db(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
+		rqci_call(qp, v);
 }
 
 void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp)
@@ -273,7 +282,7 @@ static int __attribute__((noinline)) post_recv_publish(struct ernic_qp *qp)
 static int __attribute__((noinline)) post_recv_ring(struct ernic_qp *qp,
 						     uint32_t v)
 {
-	ernic_wr(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
+	rqci_call(qp, v);
 	ernic_spin_unlock(&qp->rq_lock);
 	return 0;
 }
@@ -291,7 +300,7 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
-	uint32_t room, ahead, slot, v;
+	uint32_t room, ahead, v;
 
 	if (!wr || wr->next || !ernic_spin_trylock(&qp->rq_lock))
 		return post_recv_list(qp, wr, bad_wr);
@@ -305,15 +314,12 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		return post_recv_publish(qp);
 	}
 	/* rq_publish (on a coherent bus: rq_open; the CQ busy: post_fast),
-	 * no message half received (rq_ahead) */
+	 * no message half received: rq_ahead's first term (calling it
+	 * tests msg_active again, after the credit word's store) */
 	ernic_db_set(qp->rq_credit_db, ++qp->rq_credit);
 	room = qp->rq_depth - 1;
 	ahead = qp->rq_budget < room ? qp->rq_budget : room;
-	if (rq_grant_to(qp, ahead, &slot)) {
-		/* ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, slot) without the mask */
-		static_assert(ERNIC_RQ_RING_MAX - 1 <= ERNIC_RQCI_IDX,
-			      "every RQ slot fits RQCIi's index field");
-		v = slot;
+	if (rq_grant_to(qp, ahead, &v)) {
 		udma_reads_done_barrier();
 		if (!qp->rqci_reg)
 			return post_recv_ring(qp, v);
