@@ -318,7 +318,6 @@ struct ernic_qp {
 	 * and RQCIi in the mapped window (ernic_db_reg; NULL: reg_write). */
 	volatile uint32_t *rq_credit_db;
 	volatile uint32_t *rqci_reg;
-	struct ernic_mr *_Atomic const *pdt_mr;	/* dev->pdt_mr */
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
@@ -495,19 +494,19 @@ void ernic_pdt_clear(struct ernic_dev *dev, uint32_t s);
  */
 #define ERNIC_VERBS_QP_EX (1u << 1)
 
-/* ernic_mr.c: lkey + address -> bus address and host pointer, in a
- * device's PD table pdt (dev->pdt_mr). Returns 0 or EINVAL (unknown key,
- * other PD, range outside the MR, or missing IBV_ACCESS_LOCAL_WRITE when
- * need_write). pd is a QP's (not NULL: ernic_mr_none). Caller holds the
- * sq_lock or rq_lock of a QP of the device. */
-static inline int ernic_mr_translate_in(struct ernic_mr *_Atomic const *pdt,
-					struct ibv_pd *pd, uint32_t lkey,
-					uint64_t addr, uint64_t len,
-					bool need_write, uint64_t *bus,
-					uint8_t **va)
+/* ernic_mr.c: lkey + address -> bus address and host pointer. Returns 0
+ * or EINVAL (unknown key, other PD, range outside the MR, or missing
+ * IBV_ACCESS_LOCAL_WRITE when need_write). pd is a QP's (not NULL:
+ * ernic_mr_none). Caller holds the sq_lock or rq_lock of a QP of the
+ * device (dev->pdt_mr). */
+static inline int ernic_mr_translate(struct ernic_dev *dev,
+				     struct ibv_pd *pd, uint32_t lkey,
+				     uint64_t addr, uint64_t len,
+				     bool need_write, uint64_t *bus,
+				     uint8_t **va)
 {
 	const struct ernic_mr *mr = atomic_load_explicit(
-		&pdt[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
+		&dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
 		memory_order_acquire);
 	uint64_t off;
 
@@ -527,16 +526,6 @@ static inline int ernic_mr_translate_in(struct ernic_mr *_Atomic const *pdt,
 	if (va)
 		*va = (uint8_t *)mr->vmr.ibv_mr.addr + off;
 	return 0;
-}
-
-static inline int ernic_mr_translate(struct ernic_dev *dev,
-				     struct ibv_pd *pd, uint32_t lkey,
-				     uint64_t addr, uint64_t len,
-				     bool need_write, uint64_t *bus,
-				     uint8_t **va)
-{
-	return ernic_mr_translate_in(dev->pdt_mr, pd, lkey, addr, len,
-				     need_write, bus, va);
 }
 
 /* One work request, from ibv_send_wr or from the ibv_qp_ex calls. */

@@ -221,7 +221,6 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->noncoherent = dev->acc->ops->dma_sync != NULL;
 	qp->dev = dev;
-	qp->pdt_mr = dev->pdt_mr;
 
 	pthread_mutex_lock(&dev->lock);
 	ret = idx_get(dev, &qp->idx);

@@ -193,8 +193,8 @@ post_fast(struct ernic_qp *qp, const struct ibv_recv_wr *wr)
 		return -1;
 	len = s->length;
 	if (!len || len > ERNIC_MAX_WR_LEN ||
-	    ernic_mr_translate_in(qp->pdt_mr, qp->vqp.qp.pd, s->lkey, s->addr,
-				  len, true, NULL, &va))
+	    ernic_mr_translate(qp->dev, qp->vqp.qp.pd, s->lkey, s->addr, len,
+			       true, NULL, &va))
 		return -1;
 	slot = qp->rwqe_pi;
 	next = ernic_ring_next(slot, qp->rwqe_depth);
