@@ -508,7 +508,7 @@ static inline int ernic_mr_translate(struct ernic_dev *dev,
 	const struct ernic_mr *mr = atomic_load_explicit(
 		&dev->pdt_mr[ERNIC_FIELD_GET(ERNIC_KEY_SLOT, lkey)],
 		memory_order_acquire);
-	uint64_t off;
+	uint64_t off, end;
 
 	/* The whole key matches: slot, generation and zero reserved bits.
 	 * Where the IP writes the buffer (READ responses, received data),
@@ -516,10 +516,12 @@ static inline int ernic_mr_translate(struct ernic_dev *dev,
 	if ((need_write ? mr->wkey : mr->vmr.ibv_mr.lkey) != lkey ||
 	    mr->vmr.ibv_mr.pd != pd)
 		return EINVAL;
-	/* Below iova, addr - iova wraps past any length (reg_mr refuses a
-	 * range that wraps). */
+	/* One test for off <= length and len <= length - off: the sum must
+	 * not carry. Below iova, addr - iova wraps past any length (reg_mr
+	 * refuses a range that wraps), and the sum with it, or it carries. */
 	off = addr - mr->iova;
-	if (off > mr->vmr.ibv_mr.length || len > mr->vmr.ibv_mr.length - off)
+	if (__builtin_add_overflow(off, len, &end) ||
+	    end > mr->vmr.ibv_mr.length)
 		return EINVAL;
 	if (bus)
 		*bus = mr->bus + off;
