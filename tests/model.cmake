@@ -43,7 +43,8 @@ target_link_libraries(model_harness PUBLIC ernic_model ernic_common)
 add_executable(test_model_rx ${CMAKE_CURRENT_LIST_DIR}/test_model_rx.c
   ${CMAKE_CURRENT_LIST_DIR}/test_model_read.c
   ${CMAKE_CURRENT_LIST_DIR}/test_model_window.c
-  ${CMAKE_CURRENT_LIST_DIR}/test_model_nak.c)
+  ${CMAKE_CURRENT_LIST_DIR}/test_model_nak.c
+  ${CMAKE_CURRENT_LIST_DIR}/test_model_hold.c)
 target_link_libraries(test_model_rx PRIVATE model_harness PkgConfig::CMOCKA)
 add_test(NAME model_rx COMMAND test_model_rx)
 
