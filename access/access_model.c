@@ -132,6 +132,12 @@ static void ma_reg_write(struct ernic_access *acc, uint32_t off, uint32_t val)
 	ernic_model_reg_write(to_model(acc), off, val);
 }
 
+static volatile uint32_t *ma_db_word(struct ernic_access *acc, uint32_t off,
+				     const atomic_bool **wake)
+{
+	return ernic_model_db_word(to_model(acc), off, wake);
+}
+
 static int ma_dma_alloc(struct ernic_access *acc, size_t len, size_t align,
 			struct ernic_dma *out)
 {
@@ -269,6 +275,7 @@ static const struct ernic_access_ops model_ops = {
 	.name = "model",
 	.reg_read = ma_reg_read,
 	.reg_write = ma_reg_write,
+	.db_word = ma_db_word,
 	.dma_alloc = ma_dma_alloc,
 	.dma_free = ma_dma_free,
 	.map_user = ma_map_user,

@@ -14,6 +14,7 @@
 #ifndef ERNIC_ACCESS_H
 #define ERNIC_ACCESS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,6 +66,13 @@ struct ernic_access_ops {
 	 * so a doorbell needs no barrier of its own. */
 	uint32_t (*reg_read)(struct ernic_access *acc, uint32_t off);
 	void (*reg_write)(struct ernic_access *acc, uint32_t off, uint32_t val);
+	/* Doorbell register off as a word in memory the backend takes it
+	 * from (the model's register file), with *wake, a flag to read
+	 * after each store with no fence between: while it is set, the
+	 * value must also go through reg_write (ernic_db_reg). NULL when
+	 * every write of off must be a reg_write. Optional. */
+	volatile uint32_t *(*db_word)(struct ernic_access *acc, uint32_t off,
+				      const atomic_bool **wake);
 	/* Zeroed, at least `align`-aligned on the bus. Returns 0 or errno. */
 	int (*dma_alloc)(struct ernic_access *acc, size_t len, size_t align,
 			 struct ernic_dma *out);
@@ -166,14 +174,20 @@ static inline void ernic_wr_db(struct ernic_access *acc, uint32_t off,
 }
 
 /* Doorbell register off as a place to store to (ernic_mmio_wr_reg), its
- * window and offset checked once: a QP keeps it. NULL: ernic_wr_db calls
- * reg_write there. */
+ * window and offset checked once: a QP keeps it. *wake: NULL in a mapped
+ * window, where the store is the write; else a flag to load after each
+ * store with no fence between (atomic_signal_fence): when it is set,
+ * make the write again with ernic_wr. NULL: ernic_wr only. */
 static inline volatile uint32_t *ernic_db_reg(struct ernic_access *acc,
-					      uint32_t off)
+					      uint32_t off,
+					      const atomic_bool **wake)
 {
-	if (!acc->doorbells || off >= ERNIC_REG_SPACE_SIZE || (off & 3))
+	*wake = NULL;
+	if (off >= ERNIC_REG_SPACE_SIZE || (off & 3))
 		return NULL;
-	return &acc->doorbells[off / 4];
+	if (acc->doorbells)
+		return &acc->doorbells[off / 4];
+	return acc->ops->db_word ? acc->ops->db_word(acc, off, wake) : NULL;
 }
 
 static inline uint32_t ernic_rd(struct ernic_access *acc, uint32_t off)

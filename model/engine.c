@@ -529,6 +529,10 @@ uint64_t eng_run(struct eng *e, bool *busy, bool rx_or_none)
 	for (uint32_t k = 0; k < ENG_HOLD_MAX; k++)
 		held |= e->hold[k].qp != 0;
 	atomic_store(&e->holding, held);
+	if (held)
+		e->watch_idle_since = 0;
+	else if (atomic_load_explicit(&e->rqci_watch, memory_order_relaxed))
+		eng_watch_idle(e, pass_now(e, &now, &have_now));
 	if (e->parked) {
 		/* one more pass sees the RQCI a doorbell may have
 		 * written before it saw the hold */

@@ -4,12 +4,26 @@
  * each received packet goes through here, and a request that finds its
  * QP's RQ full is held, with the QP's newer requests queued behind it,
  * until software frees space or its time is up (struct eng_hold). Every
- * function: engine lock held.
+ * function but ernic_model_db_word: engine lock held.
+ *
+ * Software hears of a hold through `holding` (RQCIi's write is looked at
+ * only then: eng_reg_written), a Dekker pair: the hold is announced, then
+ * RQCI read again; RQCIi is written, then `holding` read. Software that
+ * stores RQCIi to the register word itself (ernic_model_db_word) reads
+ * `rqci_watch` with no fence, a flag that is set while anything is held
+ * and a while after: the hold that sets it makes the barrier for both,
+ * a membarrier(2) that runs one on every CPU running a thread of the
+ * process (the model runs in the process that posts). It costs a few
+ * microseconds in a VM (an IPI), hence the linger.
  */
+#include <linux/membarrier.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "engine_priv.h"
+#include "ernic_model.h"
 #include "ernic_wire.h"
 
 /* A free hold slot, its queue allocated, or NULL. */
@@ -63,8 +77,20 @@ void eng_rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 	h->dropped = false;
 	e->qp[i].hold = (uint32_t)(h - e->hold) + 1;
 	/* Dekker with eng_reg_written's RQCI: announce the hold, then (a
-	 * pass more, e->parked) look at RQCI again. */
+	 * pass more, e->parked) look at RQCI again. Direct RQCIi stores
+	 * read rqci_watch with no fence: only a hold that sets it needs
+	 * the membarrier, as a store whose read of it came before an
+	 * earlier one's was made visible by that one's. */
+	e->st.holds++;
 	atomic_store(&e->holding, true);
+	if (atomic_load_explicit(&e->db_direct, memory_order_relaxed) &&
+	    !atomic_load_explicit(&e->rqci_watch, memory_order_relaxed)) {
+		atomic_store(&e->rqci_watch, true);
+		e->st.hold_barriers++;
+		/* registered (ernic_model_db_word): it cannot fail */
+		(void)syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED,
+			      0, 0);
+	}
 	atomic_thread_fence(memory_order_seq_cst);
 	e->parked = true;
 	eng_hold_park(e, i, l3, tp, tlen, chk);
@@ -124,4 +150,49 @@ uint64_t eng_rx_held(struct eng *e, uint64_t now, bool enabled)
 		eng_rx_released(e, (uint32_t)(q - e->qp), dropped);
 	}
 	return next;
+}
+
+void eng_watch_idle(struct eng *e, uint64_t now)
+{
+	if (!e->watch_idle_since) {
+		e->watch_idle_since = now;
+	} else if (now - e->watch_idle_since >= ENG_WATCH_LINGER_NS) {
+		atomic_store(&e->rqci_watch, false);
+		e->watch_idle_since = 0;
+	}
+}
+
+/* True when this process may use MEMBARRIER_CMD_PRIVATE_EXPEDITED
+ * (registered; Linux 4.14). */
+static bool membarrier_ready(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+
+	return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	       !syscall(SYS_membarrier,
+			MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
+}
+
+volatile uint32_t *ernic_model_db_word(struct ernic_model *m, uint32_t off,
+				       const atomic_bool **wake)
+{
+	struct eng *e = m->eng;
+	uint32_t qp;
+	bool ok;
+
+	if (!e || m->axi_trace || off < ERNIC_QP_BASE ||
+	    (off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE != ERNIC_RQCI)
+		return NULL;
+	qp = (off - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
+	if (qp < ERNIC_FIRST_RC_QP || qp > m->c_num_qp)
+		return NULL;
+	pthread_mutex_lock(&e->lock);
+	ok = atomic_load(&e->db_direct) || membarrier_ready();
+	if (ok)
+		atomic_store(&e->db_direct, true);
+	pthread_mutex_unlock(&e->lock);
+	if (!ok)
+		return NULL;
+	*wake = &e->rqci_watch;
+	return (volatile uint32_t *)&m->regs[off / 4];
 }

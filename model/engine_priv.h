@@ -62,6 +62,9 @@
 #define ENG_RX_HOLD_NS 2000000u
 #define ENG_RX_DRAIN_NS 16000000u
 #define ENG_HOLD_MAX 4u
+/* How long software's RQCIi stores stay watched after the last hold
+ * ended (struct eng, rqci_watch). */
+#define ENG_WATCH_LINGER_NS 10000000u
 /* QPs whose ACK may wait for the end of a receive batch at once; more
  * are answered at once. */
 #define ENG_OWED_MAX 64u
@@ -218,6 +221,16 @@ struct eng {
 	 * RQCI doorbell wake the thread. Set when a hold starts, recomputed
 	 * under lock at the end of each pass. */
 	atomic_bool holding;
+	/* RQCIi words software stores to itself (ernic_model_db_word):
+	 * set once, under lock. Software then reads `rqci_watch` after
+	 * each store with no fence of its own, and writes the register as
+	 * well while it is set: a hold sets it with a membarrier for both
+	 * sides (eng_rx_one), and it is cleared only ENG_WATCH_LINGER_NS
+	 * after the last hold ended (eng_watch_idle), so that a QP whose
+	 * RQ fills again and again pays that system call seldom. */
+	atomic_bool db_direct;
+	atomic_bool rqci_watch;
+	uint64_t watch_idle_since;	/* under lock; 0: a hold, or none */
 	/* One pass at a time (eng_run_once): the thread's, or one a poll
 	 * runs in its caller's thread while the thread sleeps (eng_progress).
 	 * Taken before lock. */
@@ -236,6 +249,7 @@ struct eng {
 		uint64_t wakeups, passes, spins;	/* the thread's */
 		uint64_t switches;	/* its context switches, at its end */
 		uint64_t acks_held, acks_overdue;	/* engine lock */
+		uint64_t holds, hold_barriers;		/* engine lock */
 		atomic_uint port_returned, port_kept;	/* progress_stop */
 	} st;
 	atomic_bool away, reclaim;
@@ -519,6 +533,9 @@ void eng_rx_one(struct eng *e, const struct roce_l3 *l3, const uint8_t *tp,
 /* Try the held requests again. Returns the earliest deadline of those
  * still held, or 0. Lock held. */
 uint64_t eng_rx_held(struct eng *e, uint64_t now, bool enabled);
+/* The end of a pass that found nothing held, rqci_watch set: clears it
+ * once nothing was held for ENG_WATCH_LINGER_NS. Lock held. */
+void eng_watch_idle(struct eng *e, uint64_t now);
 /* Queue a packet behind QP i's held request; false if it is full. */
 bool eng_hold_park(struct eng *e, uint32_t i, const struct roce_l3 *l3,
 		   const uint8_t *tp, size_t tlen, int chk);

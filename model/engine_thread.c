@@ -198,7 +198,9 @@ void eng_reg_written(struct eng *e, uint32_t off, uint32_t qp)
 	case ERNIC_RQCI:
 		/* Received requests read RQCI themselves: the thread needs
 		 * to hear of it only for one held for RQ space (Dekker with
-		 * eng_rx_one's hold). QP1's MADs are pumped by the thread. */
+		 * eng_rx_one's hold; software that stores RQCIi itself,
+		 * ernic_model_db_word, writes it here too while rqci_watch
+		 * is set). QP1's MADs are pumped by the thread. */
 		atomic_thread_fence(memory_order_seq_cst);
 		if (qp >= ERNIC_FIRST_RC_QP && !atomic_load(&e->holding))
 			return;
@@ -418,13 +420,15 @@ void eng_print_stats(struct eng *e)
 		" passes, stayed awake after a READ %" PRIu64
 		" times; polls ran %u; ACKs held for a reply %" PRIu64
 		" (paid at the deadline %" PRIu64 "); polls' ends: port back "
-		"to the thread %u, left to the polls %u\n",
+		"to the thread %u, left to the polls %u; requests held for RQ "
+		"space %" PRIu64 " (with a membarrier %" PRIu64 ")\n",
 		e->st.name, e->st.switches, e->st.wakeups, e->st.passes,
 		e->st.spins,
 		atomic_load(&e->polls),
 		e->st.acks_held, e->st.acks_overdue,
 		atomic_load(&e->st.port_returned),
-		atomic_load(&e->st.port_kept));
+		atomic_load(&e->st.port_kept),
+		e->st.holds, e->st.hold_barriers);
 }
 
 void *eng_thread_main(void *arg)

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "ernic_regtab.h"
@@ -89,6 +90,15 @@ void ernic_model_progress_stop(struct ernic_model *m, bool armed);
 /* Software (AXI4-Lite) access, with the Table 2-7 semantics. */
 uint32_t ernic_model_reg_read(struct ernic_model *m, uint32_t off);
 void ernic_model_reg_write(struct ernic_model *m, uint32_t off, uint32_t val);
+/* RQCIi of an RC QP as the register word itself, for software to store
+ * to (release: the elements are copied out) with no call, as into a
+ * board's window; then, with no fence between, read *wake: when it is
+ * set the engine waits for RQ space and the value must also go through
+ * ernic_model_reg_write (engine_hold.c). NULL where every write must be
+ * a call: another register, no engine yet, an AXI trace (it records the
+ * writes), no membarrier(2). The word lives as long as the model. */
+volatile uint32_t *ernic_model_db_word(struct ernic_model *m, uint32_t off,
+				       const atomic_bool **wake);
 
 /* Hardware-side update of any register (status, counters, pointers),
  * bypassing the software access rules; bits outside the mask are dropped. */

@@ -2,16 +2,19 @@
 /*
  * The RX pause (part of the model_rx program; docs/datapath.md "Receive
  * credits"): a request that finds no receive credit or no RQ space waits
- * for software, then gets the RNR NAK.
+ * for software, then gets the RNR NAK; and how software's RQCIi reaches
+ * a waiting engine when it stores the register word itself.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "ernic_model.h"
 #include "test_model_rx.h"
 
 /* Defect: a SEND was ACKed when it landed in an RQ element, receive
@@ -197,4 +200,69 @@ void test_held_queue(void **state)
 	assert_int_equal(acked, base + more - 1);	/* head + queue */
 	assert_true(nak);
 	assert_int_equal(last, base + more);		/* the dropped one */
+}
+
+/*
+ * RQCIi as a word software stores to (ernic_model_db_word: the provider's
+ * post_recv on a software device, as into a board's window): the engine
+ * reads what is stored there, and the wake flag is set while a request
+ * waits for RQ space (the store must then be followed by the register
+ * write that wakes the engine thread) and for ENG_WATCH_LINGER_NS after.
+ * Only RC QPs' RQCIi.
+ */
+void test_rqci_word(void **state)
+{
+	struct mh *h = *state;
+	struct mh_qp *q = mh_qp_up(h, 2, 1024, SQ_PSN, RQ_PSN, 0, 7, 7);
+	const uint32_t off = ERNIC_QP(q->idx, ERNIC_RQCI);
+	const atomic_bool *wake = NULL, *other = NULL;
+	volatile uint32_t *word;
+	uint32_t k;
+
+	assert_null(ernic_model_db_word(h->m, ERNIC_QP(q->idx, ERNIC_SQPI),
+					&other));
+	assert_null(ernic_model_db_word(h->m, ERNIC_QP(ERNIC_QP1, ERNIC_RQCI),
+					&other));
+	assert_null(ernic_model_db_word(h->m,
+					ERNIC_QP(MH_MAX_QP + 2, ERNIC_RQCI),
+					&other));
+	assert_null(other);
+	word = ernic_model_db_word(h->m, off, &wake);
+	assert_non_null(word);
+	assert_non_null(wake);
+	assert_false(atomic_load(wake));
+
+	mh_credit(h, q, q->rq_depth + 1);
+	for (k = 0; k < q->rq_depth - 1; k++) {
+		send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);
+		want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k);
+	}
+	assert_false(atomic_load(wake));
+	send_only(h, 2, RQ_PSN + k, ROCE_RC_SEND_ONLY, 0);	/* RQ full */
+	no_tx(h);
+	assert_true(atomic_load(wake));
+
+	/* one element copied out, RQCIi stored: the flag asks for the
+	 * write, which takes the held request at once */
+	q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+	*word = ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, q->rq_ci);
+	assert_int_equal(ernic_model_reg_read(h->m, off), q->rq_ci);
+	assert_true(atomic_load(wake));
+	ernic_model_reg_write(h->m, off, *word);
+	mh_run(h);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k);
+	no_tx(h);
+	assert_true(atomic_load(wake));		/* it lingers */
+	mh_advance(h, 9 * MS);
+	assert_true(atomic_load(wake));
+	mh_advance(h, 2 * MS);
+	assert_false(atomic_load(wake));
+
+	/* nothing waits: the store alone gives the engine the room */
+	q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+	*word = ERNIC_FIELD_PREP(ERNIC_RQCI_IDX, q->rq_ci);
+	send_only(h, 2, RQ_PSN + k + 1, ROCE_RC_SEND_ONLY, 0);
+	want_aeth(h, ROCE_AETH_ACK, RQ_PSN + k + 1);
+	no_tx(h);
+	assert_false(atomic_load(wake));
 }

@@ -537,6 +537,8 @@ int main(int argc, char **argv)
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_held_queue, bench_up,
 						bench_down),
+		cmocka_unit_test_setup_teardown(test_rqci_word, bench_up,
+						bench_down),
 		cmocka_unit_test_setup_teardown(test_stale_read, bench_up,
 						bench_down),
 		cmocka_unit_test_setup_teardown(test_read_keeps_progress,

@@ -48,5 +48,6 @@ void test_write_imm_needs_receive(void **state);
 void test_pause_is_per_qp(void **state);
 void test_hold_lengths(void **state);
 void test_held_queue(void **state);
+void test_rqci_word(void **state);
 
 #endif

@@ -315,9 +315,12 @@ struct ernic_qp {
 	 * for receives actually posted. */
 	ernic_spinlock_t rq_lock;
 	/* Set at create_qp: the receive credit word in the doorbell pool,
-	 * and RQCIi in the mapped window (ernic_db_reg; NULL: reg_write). */
+	 * and RQCIi as a word to store to, with the flag read after each
+	 * store that asks for reg_write as well (ernic_rqci_bind). */
 	volatile uint32_t *rq_credit_db;
 	volatile uint32_t *rqci_reg;
+	const atomic_bool *rqci_wake;
+	uint32_t rqci_sink;		/* rqci_reg of a backend with none */
 	struct ernic_rwqe *rwqe;	/* rwqe_depth posted receive WRs */
 	struct ernic_rsg *rsg;		/* max_recv_sge per rwqe, or NULL */
 	uint32_t rwqe_depth, rwqe_pi, rwqe_ci;
@@ -586,6 +589,8 @@ int ernic_rq_poll(struct ernic_dev *dev, struct ernic_qp *qp,
  * full) until receives are posted. Caller holds dev->lock; the QP is
  * disabled. */
 void ernic_rq_reset_hw(struct ernic_dev *dev, struct ernic_qp *qp);
+/* At create_qp, its index known: the QP's RQCIi word and wake flag. */
+void ernic_rqci_bind(struct ernic_access *acc, struct ernic_qp *qp);
 
 /* ernic_qp.c: data-path side of a state change (modify_qp, dev->lock). */
 void ernic_qp_dp_state(struct ernic_qp *qp, enum ibv_qp_state next,

@@ -231,8 +231,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		} else {
 			qp->rq_credit_db = &ernic_rq_db_va(dev, qp->idx)
 				[ERNIC_RQDB_RECV_CREDIT / 4];
-			qp->rqci_reg = ernic_db_reg(dev->acc,
-				ERNIC_QP(qp->idx, ERNIC_RQCI));
+			ernic_rqci_bind(dev->acc, qp);
 			to_epd(attr->pd)->refcnt++;
 			to_ecq(attr->send_cq)->nqp++;
 			to_ecq(attr->recv_cq)->nqp++;

@@ -93,8 +93,34 @@ rq_grant_to(struct ernic_qp *qp, uint32_t ahead, uint32_t *v)
 	return true;
 }
 
-/* RQCIi = v through the backend's reg_write: a QP without rqci_reg (the
- * software device's model). */
+/* rqci_wake of a QP whose RQCIi store is the write (a mapped window),
+ * and of one whose store only stands in (no word: reg_write each time). */
+static const atomic_bool rqci_quiet = false, rqci_loud = true;
+
+void ernic_rqci_bind(struct ernic_access *acc, struct ernic_qp *qp)
+{
+	qp->rqci_reg = ernic_db_reg(acc, ERNIC_QP(qp->idx, ERNIC_RQCI),
+				    &qp->rqci_wake);
+	if (!qp->rqci_reg) {
+		qp->rqci_reg = &qp->rqci_sink;
+		qp->rqci_wake = &rqci_loud;
+	} else if (!qp->rqci_wake) {
+		qp->rqci_wake = &rqci_quiet;
+	}
+}
+
+/* RQCIi = v as a store (a board's window, the model's register word);
+ * true when the backend asks for its reg_write as well (rqci_call): the
+ * model waiting for RQ space, or a backend with no word (ernic_db_reg).
+ * The load after the store needs no fence: the model's side makes it. */
+static inline bool rqci_store(struct ernic_qp *qp, uint32_t v)
+{
+	ernic_mmio_wr_reg(qp->rqci_reg, v);
+	atomic_signal_fence(memory_order_seq_cst);
+	return atomic_load_explicit(qp->rqci_wake, memory_order_relaxed);
+}
+
+/* RQCIi = v through the backend's reg_write (rqci_store said so). */
 static inline void rqci_call(struct ernic_qp *qp, uint32_t v)
 {
 	ernic_wr(qp->dev->acc, ERNIC_QP(qp->idx, ERNIC_RQCI), v);
@@ -110,9 +136,7 @@ static inline __attribute__((always_inline)) void rq_grant(struct ernic_qp *qp)
 	if (!rq_grant_to(qp, rq_ahead(qp), &v))
 		return;
 	udma_reads_done_barrier();
-	if (qp->rqci_reg)
-		ernic_mmio_wr_reg(qp->rqci_reg, v);
-	else
+	if (rqci_store(qp, v))
 		rqci_call(qp, v);
 }
 
@@ -276,9 +300,8 @@ static int __attribute__((noinline)) post_recv_publish(struct ernic_qp *qp)
 	return 0;
 }
 
-/* ernic_post_recv's end where RQCIi is not a store in a mapped window
- * (rqci_reg; the software device's model): RQCIi = v through the
- * backend's reg_write, then the lock let go. */
+/* ernic_post_recv's end where the backend asks for RQCIi's reg_write
+ * too (rqci_store), then the lock let go. */
 static int __attribute__((noinline)) post_recv_ring(struct ernic_qp *qp,
 						     uint32_t v)
 {
@@ -321,9 +344,8 @@ int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	ahead = qp->rq_budget < room ? qp->rq_budget : room;
 	if (rq_grant_to(qp, ahead, &v)) {
 		udma_reads_done_barrier();
-		if (!qp->rqci_reg)
+		if (rqci_store(qp, v))
 			return post_recv_ring(qp, v);
-		ernic_mmio_wr_reg(qp->rqci_reg, v);
 	}
 	ernic_spin_unlock(&qp->rq_lock);
 	return 0;

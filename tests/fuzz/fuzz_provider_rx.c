@@ -181,8 +181,10 @@ static void build(struct world *w, struct in *in)
 
 	w->acc.qp = qp;
 	qp->idx = QPN;
-	/* as create_qp; rqci_reg NULL: RQCIi through fake_ops' reg_write */
+	/* as create_qp; fake_ops has no db_word: RQCIi through its
+	 * reg_write */
 	qp->dev = w->dev;
+	ernic_rqci_bind(&w->acc.base, qp);
 	qp->sq_depth = DEPTH;
 	qp->rq_depth = depth_rq;
 	if (flags & 4) {
