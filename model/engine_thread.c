@@ -59,10 +59,12 @@ static void timer_arm(struct eng *e, uint64_t at)
  * the polling application (ib_send_lat 2 KiB at MTU 1024: 1.5 engine
  * wakeups per message, t_typical 28 us against 4.6 us for 1 KiB). A pass
  * that looked at every QP knows every deadline, so the timer follows it
- * later or off (one timerfd_settime, only when it differs), but not
- * earlier: setting a timer tens of microseconds away and cancelling it
- * again took 4-5 us each on a 2-vCPU VM, where a far one takes 0.3 (the
- * frame wire's 2 KiB ib_send_lat: half its messages 20 us slower). The
+ * off (one timerfd_settime, only when it differs); while the thread is
+ * away from the port, never earlier nor later: setting a timer tens of
+ * microseconds away and cancelling it again took 4-5 us each on a
+ * 2-vCPU VM, where a far one takes 0.3 (the frame wire's 2 KiB
+ * ib_send_lat: half its messages 20 us slower), and moving one later
+ * at each round trip 11 us each (ib_write_lat). The
  * polls watch an earlier deadline themselves (poll_next: a clock read
  * per empty pass while one is set); when they stop, the thread, away
  * from the port, looks within its watch (ENG_POLL_WATCH_MAX_NS), or at
@@ -82,9 +84,13 @@ void eng_timer_retune(struct eng *e, uint64_t next, uint64_t now)
 	atomic_store_explicit(&e->poll_next, next, memory_order_relaxed);
 	/* Only while the thread is away: it then sleeps a watch at most and
 	 * makes a pass of its own before it sleeps without one (a thread
-	 * on the port may sleep with no timeout at all). */
-	if (next && (!e->timer_at || next < e->timer_at) &&
-	    atomic_load(&e->away))
+	 * on the port may sleep with no timeout at all). Nor later: a timer
+	 * that fires early costs the thread one pass, and moving it each
+	 * round trip (a ping-pong's ACK kept for the reply, late_at) cost
+	 * a timerfd_settime of 11 us per round trip for as long as the
+	 * timer never got to fire (ib_write_lat 2 B: phases of 30-100 ms
+	 * at 11 us a round trip's half instead of 5). */
+	if (next && atomic_load(&e->away))
 		return;
 	if (e->timer_at && (!next || next > e->timer_at) &&
 	    e->timer_at > now + ENG_TIMER_LAZY_NS)
