@@ -177,14 +177,14 @@ volatile uint32_t *ernic_model_db_word(struct ernic_model *m, uint32_t off,
 				       const atomic_bool **wake)
 {
 	struct eng *e = m->eng;
+	const struct ernic_reg_desc *d;
 	uint32_t qp;
 	bool ok;
 
-	if (!e || m->axi_trace || off < ERNIC_QP_BASE ||
-	    (off - ERNIC_QP_BASE) % ERNIC_QP_STRIDE != ERNIC_RQCI)
-		return NULL;
-	qp = (off - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
-	if (qp < ERNIC_FIRST_RC_QP || qp > m->c_num_qp)
+	/* as in_port (engine_hndshk.c): RQCIi of an RC QP the IP has */
+	d = ernic_reg_lookup(off, m->c_num_qp, &qp);
+	if (!e || m->axi_trace || !d || d->scope != ERNIC_SCOPE_QP ||
+	    d->off != ERNIC_RQCI || qp < ERNIC_FIRST_RC_QP)
 		return NULL;
 	pthread_mutex_lock(&e->lock);
 	ok = atomic_load(&e->db_direct) || membarrier_ready();
